@@ -1,0 +1,64 @@
+//! `lockstep`: run every kernel (demo), benchmarks, and device information.
+//!
+//! ```text
+//! lockstep demo                     every kernel on the GPU (or the CPU references), checked
+//! lockstep bench smoke [--record F] saxpy f32 at 2^28 elements vs a device-to-device copy
+//! lockstep info                     the GPU, its memory and the embedded PTX
+//! ```
+
+mod bench;
+mod demo;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "lockstep", version, about = "Bit-exact GPU kernels in Rust, with CPU twins")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run every kernel on the GPU if one is present (else the CPU references) and check parity.
+    Demo {
+        /// Elements per kernel.
+        #[arg(long, default_value_t = 1 << 20)]
+        n: usize,
+    },
+    /// Benchmarks (programs, not tests): CUDA-event medians after warm-up, next to a bound.
+    Bench {
+        #[command(subcommand)]
+        which: bench::Which,
+    },
+    /// The GPU, its memory and the embedded PTX module.
+    Info,
+}
+
+fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::Demo { n } => demo::run(n),
+        Command::Bench { which } => bench::run(which),
+        Command::Info => info(),
+    }
+}
+
+fn info() -> anyhow::Result<()> {
+    println!("embedded PTX: {} kernels, built for {}", lockstep::ptx::KERNELS.len(), lockstep::ptx::ARCH);
+    for k in lockstep::ptx::KERNELS {
+        println!("  {k}");
+    }
+    match lockstep::Gpu::new() {
+        Ok(gpu) => {
+            let (free, total) = gpu.memory_info()?;
+            println!(
+                "GPU 0: {} ({:.1} GiB free of {:.1} GiB)",
+                gpu.name(),
+                free as f64 / (1u64 << 30) as f64,
+                total as f64 / (1u64 << 30) as f64
+            );
+        }
+        Err(e) => println!("no GPU: {e}"),
+    }
+    Ok(())
+}

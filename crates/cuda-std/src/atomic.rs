@@ -1,0 +1,89 @@
+//! Device atomics on global or shared memory (generic addressing, relaxed, GPU scope).
+//!
+//! `atomic_add` uses the hardware `atom.add` for every type (f64 needs sm_60+, which every
+//! target lockstep builds for has). `atomic_cas` is the building block for operations the
+//! hardware lacks.
+
+#[cfg(target_arch = "nvptx64")]
+use core::arch::asm;
+
+/// Types with a native `atom.add`.
+pub trait AtomicAdd: Copy {
+    /// `old = *ptr; *ptr = old + value; old`, atomically.
+    ///
+    /// # Safety
+    /// `ptr` is valid, aligned, and only accessed atomically by other threads meanwhile.
+    #[cfg(target_arch = "nvptx64")]
+    unsafe fn atomic_add_at(ptr: *mut Self, value: Self) -> Self;
+}
+
+macro_rules! atomic_add_impl {
+    ($t:ty, $ptx:literal, $class:ident) => {
+        impl AtomicAdd for $t {
+            #[cfg(target_arch = "nvptx64")]
+            #[inline(always)]
+            unsafe fn atomic_add_at(ptr: *mut Self, value: Self) -> Self {
+                let old: $t;
+                // SAFETY: the caller guarantees `ptr` is valid and aligned.
+                unsafe { asm!(concat!("atom.add.", $ptx, " {o}, [{p}], {v};"), o = out($class) old, p = in(reg64) ptr, v = in($class) value, options(nostack)) };
+                old
+            }
+        }
+    };
+}
+atomic_add_impl!(u32, "u32", reg32);
+atomic_add_impl!(i32, "s32", reg32);
+atomic_add_impl!(u64, "u64", reg64);
+atomic_add_impl!(f32, "f32", reg32);
+atomic_add_impl!(f64, "f64", reg64);
+
+/// `atomicAdd`: adds `value` to `*ptr` and returns the previous value.
+///
+/// # Safety
+/// `ptr` is valid for reads and writes, aligned for `T`, and every concurrent access to it is
+/// atomic.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub unsafe fn atomic_add<T: AtomicAdd>(ptr: *mut T, value: T) -> T {
+    // SAFETY: forwarded from the caller.
+    unsafe { T::atomic_add_at(ptr, value) }
+}
+
+/// Types with a native `atom.cas`.
+pub trait AtomicCas: Copy {
+    /// If `*ptr == compare` store `new`; return the previous value, atomically.
+    ///
+    /// # Safety
+    /// As [`atomic_cas`].
+    #[cfg(target_arch = "nvptx64")]
+    unsafe fn atomic_cas_at(ptr: *mut Self, compare: Self, new: Self) -> Self;
+}
+
+macro_rules! atomic_cas_impl {
+    ($t:ty, $ptx:literal, $class:ident) => {
+        impl AtomicCas for $t {
+            #[cfg(target_arch = "nvptx64")]
+            #[inline(always)]
+            unsafe fn atomic_cas_at(ptr: *mut Self, compare: Self, new: Self) -> Self {
+                let old: $t;
+                // SAFETY: the caller guarantees `ptr` is valid and aligned.
+                unsafe { asm!(concat!("atom.cas.", $ptx, " {o}, [{p}], {c}, {n};"), o = out($class) old, p = in(reg64) ptr, c = in($class) compare, n = in($class) new, options(nostack)) };
+                old
+            }
+        }
+    };
+}
+atomic_cas_impl!(u32, "b32", reg32);
+atomic_cas_impl!(u64, "b64", reg64);
+
+/// `atomicCAS`: if `*ptr == compare`, stores `new`; returns the previous value.
+///
+/// # Safety
+/// `ptr` is valid for reads and writes, aligned for `T`, and every concurrent access to it is
+/// atomic.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub unsafe fn atomic_cas<T: AtomicCas>(ptr: *mut T, compare: T, new: T) -> T {
+    // SAFETY: forwarded from the caller.
+    unsafe { T::atomic_cas_at(ptr, compare, new) }
+}

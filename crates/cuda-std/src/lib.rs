@@ -1,0 +1,55 @@
+//! The device prelude: lockstep's stand-in for Rust-CUDA's `cuda_std`.
+//!
+//! Kernels are compiled by rustc's own NVPTX backend (`nvptx64-nvidia-cuda`), which knows
+//! nothing of CUDA's vocabulary beyond `core::arch::nvptx`. This crate gives kernels the names
+//! CUDA programmers expect, mirroring `cuda_std`:
+//!
+//! - [`thread`]: `thread_idx_x`, `block_idx_x`, `block_dim_x`, `grid_dim_x`, `index_1d`,
+//!   `sync_threads` — all `u32`, as in `cuda_std`.
+//! - [`warp`]: `lane_id`, `activemask`, `sync_warp`, `warp_shuffle_{down,up,xor,idx}`,
+//!   `warp_vote_{ballot,any,all}`, `warp_match_any`, through `asm!`.
+//! - [`atomic`]: `atomic_add` (u32, i32, u64, f32, f64 — native `atom.add`), `atomic_cas`.
+//! - [`shared_array!`]: a statically sized array in shared memory.
+//! - a panic handler that executes `trap` (a kernel that panics aborts its launch and the host
+//!   sees `CUDA_ERROR_ILLEGAL_INSTRUCTION`-class errors instead of wrong data).
+//!
+//! **Execution model.** A kernel runs once per thread; threads come in warps of 32 that execute
+//! together, warps in blocks that share memory and can meet at barriers, blocks in a grid that
+//! cannot synchronise with each other inside a launch. Warp intrinsics take a `mask` of the
+//! lanes that participate; every lane named in it must execute the same intrinsic.
+//!
+//! On the host only the pure helpers (mask arithmetic in [`warp::mask`], grid arithmetic in
+//! [`thread::grid`]) exist, so they can be unit-tested; the intrinsics are
+//! `#[cfg(target_arch = "nvptx64")]`.
+#![no_std]
+#![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch, stdarch_nvptx))]
+#![warn(missing_docs)]
+
+pub mod atomic;
+pub mod shared;
+pub mod thread;
+pub mod warp;
+
+/// Everything a kernel usually needs, for `use lockstep_cuda_std::prelude::*`.
+pub mod prelude {
+    #[cfg(target_arch = "nvptx64")]
+    pub use crate::atomic::{atomic_add, atomic_cas};
+    pub use crate::shared_array;
+    #[cfg(target_arch = "nvptx64")]
+    pub use crate::thread::{block_dim_x, block_idx_x, grid_dim_x, index_1d, sync_threads, thread_idx_x};
+    pub use crate::warp::{FULL_MASK, mask};
+    #[cfg(target_arch = "nvptx64")]
+    pub use crate::warp::{
+        activemask, lane_id, sync_warp, warp_match_any, warp_shuffle_down, warp_shuffle_idx, warp_shuffle_xor,
+        warp_vote_any, warp_vote_ballot,
+    };
+}
+
+/// Aborts the kernel: every panic in device code (an out-of-bounds slice index, an explicit
+/// `panic!`) ends in `trap`, which fails the launch with an error the host reports.
+#[cfg(all(target_arch = "nvptx64", not(test)))]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    // SAFETY: `trap` has no preconditions; it ends the kernel.
+    unsafe { core::arch::nvptx::trap() }
+}

@@ -1,0 +1,115 @@
+//! Thread, block and grid indices, and block-wide barriers.
+//!
+//! The special registers (`%tid`, `%ctaid`, `%ntid`, `%nctaid`) are read through
+//! `core::arch::nvptx`. Indices are `u32` as in CUDA and `cuda_std`.
+
+#[cfg(target_arch = "nvptx64")]
+use core::arch::nvptx;
+
+#[cfg(target_arch = "nvptx64")]
+macro_rules! special_registers {
+    ($($(#[$doc:meta])* $name:ident => $intrinsic:ident;)*) => {$(
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $name() -> u32 {
+            // SAFETY: reading a special register has no preconditions.
+            unsafe { nvptx::$intrinsic() as u32 }
+        }
+    )*};
+}
+
+#[cfg(target_arch = "nvptx64")]
+special_registers! {
+    /// This thread's index in its block, x dimension (`threadIdx.x`).
+    thread_idx_x => _thread_idx_x;
+    /// This thread's index in its block, y dimension (`threadIdx.y`).
+    thread_idx_y => _thread_idx_y;
+    /// This thread's index in its block, z dimension (`threadIdx.z`).
+    thread_idx_z => _thread_idx_z;
+    /// This block's index in the grid, x dimension (`blockIdx.x`).
+    block_idx_x => _block_idx_x;
+    /// This block's index in the grid, y dimension (`blockIdx.y`).
+    block_idx_y => _block_idx_y;
+    /// This block's index in the grid, z dimension (`blockIdx.z`).
+    block_idx_z => _block_idx_z;
+    /// Threads per block, x dimension (`blockDim.x`).
+    block_dim_x => _block_dim_x;
+    /// Threads per block, y dimension (`blockDim.y`).
+    block_dim_y => _block_dim_y;
+    /// Threads per block, z dimension (`blockDim.z`).
+    block_dim_z => _block_dim_z;
+    /// Blocks in the grid, x dimension (`gridDim.x`).
+    grid_dim_x => _grid_dim_x;
+    /// Blocks in the grid, y dimension (`gridDim.y`).
+    grid_dim_y => _grid_dim_y;
+    /// Blocks in the grid, z dimension (`gridDim.z`).
+    grid_dim_z => _grid_dim_z;
+}
+
+/// This thread's index in a one-dimensional grid: `blockIdx.x · blockDim.x + threadIdx.x`.
+///
+/// Computed in 32 bits: host launchers only start grids of at most 2^32 threads
+/// (`Grid1d::for_len` refuses more), so it never wraps.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub fn index_1d() -> u32 {
+    grid::global_index(block_idx_x(), block_dim_x(), thread_idx_x())
+}
+
+/// Total threads in a one-dimensional grid (`gridDim.x · blockDim.x`), as `u64`: the stride of
+/// a grid-stride loop.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub fn grid_size_1d() -> u64 {
+    grid_dim_x() as u64 * block_dim_x() as u64
+}
+
+/// Block-wide barrier (`__syncthreads`, `bar.sync 0`). Every thread of the block must reach it.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub fn sync_threads() {
+    // SAFETY: `bar.sync 0` has no memory-safety preconditions; a barrier that some threads skip
+    // deadlocks or misbehaves, which is a logic error the kernels avoid by calling it uniformly.
+    unsafe { nvptx::_syncthreads() }
+}
+
+/// Pure grid arithmetic, shared by the device and the host launchers (testable on the host).
+pub mod grid {
+    /// `block · dim + thread` in 32 bits (the caller guarantees it does not wrap).
+    #[inline(always)]
+    pub fn global_index(block: u32, dim: u32, thread: u32) -> u32 {
+        block.wrapping_mul(dim).wrapping_add(thread)
+    }
+
+    /// Blocks of `threads` needed to cover `len` items: `ceil(len / threads)`.
+    /// `None` when `threads` is zero.
+    #[inline]
+    pub fn blocks_for(len: u64, threads: u32) -> Option<u64> {
+        if threads == 0 {
+            return None;
+        }
+        Some(len.div_ceil(threads as u64))
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn blocks_cover_every_item_once() {
+            assert_eq!(blocks_for(0, 256), Some(0));
+            assert_eq!(blocks_for(1, 256), Some(1));
+            assert_eq!(blocks_for(256, 256), Some(1));
+            assert_eq!(blocks_for(257, 256), Some(2));
+            assert_eq!(blocks_for(u32::MAX as u64, 256), Some(1 << 24));
+            assert_eq!(blocks_for(5, 0), None);
+        }
+
+        #[test]
+        fn global_index_is_row_major() {
+            assert_eq!(global_index(0, 256, 7), 7);
+            assert_eq!(global_index(3, 256, 7), 3 * 256 + 7);
+            assert_eq!(global_index((1 << 24) - 1, 256, 255), u32::MAX);
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! The one error type of the host API.
+
+use cust::error::CudaError;
+
+/// What went wrong, with enough context to act on it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No usable CUDA device (no driver, no GPU, or the driver refused to initialise).
+    #[error("no CUDA device: {reason}")]
+    NoDevice {
+        /// What the driver said.
+        reason: String,
+    },
+    /// A buffer has the wrong length for this launch.
+    #[error("`{arg}` has {got} elements, but this launch needs {expected}")]
+    LengthMismatch {
+        /// The argument's name.
+        arg: &'static str,
+        /// The length the launch needs.
+        expected: usize,
+        /// The length given.
+        got: usize,
+    },
+    /// A size is beyond what the kernel can index or the device can launch.
+    #[error("{what} is {value}, but at most {max} is supported")]
+    TooLarge {
+        /// Which size.
+        what: &'static str,
+        /// The size given.
+        value: u64,
+        /// The largest supported.
+        max: u64,
+    },
+    /// A parameter is outside its domain (zero block size, a non-finite bound, …).
+    #[error("invalid {what}: {why}")]
+    InvalidInput {
+        /// Which parameter.
+        what: &'static str,
+        /// Why it is refused.
+        why: String,
+    },
+    /// The driver could not load the PTX module.
+    #[error(
+        "the PTX module failed to load ({source}); was it built for a newer architecture than this GPU, or is it not PTX?"
+    )]
+    ModuleLoad {
+        /// The driver's error.
+        source: CudaError,
+    },
+    /// The PTX text cannot even be handed to the driver.
+    #[error("invalid PTX text: {why}")]
+    InvalidPtx {
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The loaded module has no kernel of this name.
+    #[error("kernel `{name}` is missing from the PTX module")]
+    MissingKernel {
+        /// The kernel's name.
+        name: &'static str,
+    },
+    /// A CUDA driver call failed.
+    #[error("CUDA call `{call}` failed: {source}")]
+    Cuda {
+        /// The call, e.g. `cuLaunchKernel(saxpy)`.
+        call: &'static str,
+        /// The driver's error.
+        source: CudaError,
+    },
+}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Maps a driver error to [`Error::Cuda`] naming the call: `.map_err(cuda("cuMemAlloc"))`.
+pub fn cuda(call: &'static str) -> impl Fn(CudaError) -> Error {
+    move |source| Error::Cuda { call, source }
+}

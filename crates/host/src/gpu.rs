@@ -1,0 +1,130 @@
+//! [`Gpu`]: the one owner of a CUDA context, the loaded PTX module and a stream.
+
+use crate::error::{Error, Result, cuda};
+use crate::launch::Grid1d;
+use cust::context::{Context, CurrentContext};
+use cust::device::Device;
+use cust::function::Function;
+use cust::module::Module;
+use cust::stream::{Stream, StreamFlags};
+use std::ffi::c_void;
+
+/// A GPU ready to run lockstep's kernels.
+///
+/// Holds the device's primary context (retained while the `Gpu` lives), the PTX module and a
+/// stream that synchronises with the legacy default stream (so host↔device copies and launches
+/// are ordered). It is `Send + Sync`; every operation first makes the context current on the
+/// calling thread.
+pub struct Gpu {
+    // Drop order is declaration order: module and stream before the context they live in.
+    module: Module,
+    stream: Stream,
+    name: String,
+    ordinal: u32,
+    context: Context,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu").field("ordinal", &self.ordinal).field("name", &self.name).finish()
+    }
+}
+
+impl Gpu {
+    /// The first GPU, with lockstep's embedded PTX module ([`crate::ptx::MODULE`]).
+    pub fn new() -> Result<Gpu> {
+        Gpu::with_ptx(0, crate::ptx::MODULE)
+    }
+
+    /// GPU number `ordinal` with the given PTX module text.
+    ///
+    /// Errors: [`Error::NoDevice`] when the driver cannot initialise or there is no such GPU,
+    /// [`Error::InvalidPtx`] for text the driver cannot take (a NUL byte), and
+    /// [`Error::ModuleLoad`] when the driver rejects the module.
+    pub fn with_ptx(ordinal: u32, ptx: &str) -> Result<Gpu> {
+        if ptx.contains('\0') {
+            return Err(Error::InvalidPtx { why: "the text contains a NUL byte".into() });
+        }
+        let device = open_device(ordinal)?;
+        let name = device.name().map_err(cuda("cuDeviceGetName"))?;
+        let context = Context::new(device).map_err(cuda("cuDevicePrimaryCtxRetain"))?;
+        let module = Module::from_ptx(ptx, &[]).map_err(|source| Error::ModuleLoad { source })?;
+        let stream = Stream::new(StreamFlags::DEFAULT, None).map_err(cuda("cuStreamCreate"))?;
+        Ok(Gpu { module, stream, name, ordinal, context })
+    }
+
+    /// The device's name as the driver reports it (e.g. "NVIDIA H100 80GB HBM3").
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The device's ordinal.
+    pub fn ordinal(&self) -> u32 {
+        self.ordinal
+    }
+
+    /// The stream every launcher uses.
+    pub fn stream(&self) -> &Stream {
+        &self.stream
+    }
+
+    /// Makes this GPU's context current on the calling thread. Every launcher calls it first.
+    pub fn bind(&self) -> Result<()> {
+        CurrentContext::set_current(&self.context).map_err(cuda("cuCtxSetCurrent"))
+    }
+
+    /// Waits for all work on the stream; reports a failed kernel (e.g. a device `trap`).
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream.synchronize().map_err(cuda("cuStreamSynchronize"))
+    }
+
+    /// Looks up a kernel of the module by name.
+    pub fn function(&self, name: &'static str) -> Result<Function<'_>> {
+        self.bind()?;
+        self.module.get_function(name).map_err(|_| Error::MissingKernel { name })
+    }
+
+    /// Free and total device memory in bytes.
+    pub fn memory_info(&self) -> Result<(usize, usize)> {
+        self.bind()?;
+        cust::memory::mem_get_info().map_err(cuda("cuMemGetInfo"))
+    }
+
+    /// Launches `function` on the stream.
+    ///
+    /// # Safety
+    /// `args` holds one pointer per kernel parameter, in order, each to a value of exactly the
+    /// parameter's type, and every device pointer among them is valid for what the kernel
+    /// reads and writes for this grid.
+    pub(crate) unsafe fn launch(
+        &self,
+        function: &Function<'_>,
+        call: &'static str,
+        grid: Grid1d,
+        shared_bytes: u32,
+        args: &[*mut c_void],
+    ) -> Result<()> {
+        if grid.blocks == 0 {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: forwarded from the caller.
+        unsafe { self.stream.launch(function, grid.blocks, grid.threads, shared_bytes, args) }.map_err(cuda(call))
+    }
+}
+
+/// Initialises the driver and opens GPU `ordinal`, or says why there is none.
+fn open_device(ordinal: u32) -> Result<Device> {
+    cust::init(cust::CudaFlags::empty())
+        .map_err(|e| Error::NoDevice { reason: format!("the CUDA driver did not initialise ({e})") })?;
+    let count = Device::num_devices().map_err(|e| Error::NoDevice { reason: format!("cannot count devices ({e})") })?;
+    if ordinal >= count {
+        return Err(Error::NoDevice { reason: format!("GPU {ordinal} requested, {count} present") });
+    }
+    Device::get_device(ordinal).map_err(cuda("cuDeviceGet"))
+}
+
+/// A kernel argument for [`Gpu::launch`]: a pointer to the value.
+pub(crate) fn arg<T>(value: &T) -> *mut c_void {
+    value as *const T as *mut c_void
+}

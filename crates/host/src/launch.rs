@@ -1,0 +1,95 @@
+//! Checks every launcher runs before it launches: lengths, index ranges, grid sizes.
+//!
+//! These are pure functions so that the validation of every launcher can be tested on a
+//! machine without a GPU.
+
+use crate::error::{Error, Result};
+
+/// Largest threads per block on every supported GPU.
+pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
+
+/// Largest `gridDim.x`.
+pub const MAX_GRID_X: u64 = (1 << 31) - 1;
+
+/// `Ok` iff `got == expected`; otherwise [`Error::LengthMismatch`] naming `arg`.
+pub fn expect_len(arg: &'static str, got: usize, expected: usize) -> Result<()> {
+    if got == expected { Ok(()) } else { Err(Error::LengthMismatch { arg, expected, got }) }
+}
+
+/// A length a kernel indexes with `u32`; [`Error::TooLarge`] past `u32::MAX`.
+pub fn len_u32(what: &'static str, len: usize) -> Result<u32> {
+    u32::try_from(len).map_err(|_| Error::TooLarge { what, value: len as u64, max: u32::MAX as u64 })
+}
+
+/// A block size: 1..=1024 and a multiple of 32 (kernels use whole warps).
+pub fn block_size(threads: u32) -> Result<u32> {
+    if threads == 0 || threads > MAX_THREADS_PER_BLOCK || threads % 32 != 0 {
+        return Err(Error::InvalidInput {
+            what: "block size",
+            why: format!("{threads} threads per block; use a multiple of 32 from 32 to {MAX_THREADS_PER_BLOCK}"),
+        });
+    }
+    Ok(threads)
+}
+
+/// A one-dimensional launch: `blocks × threads` threads covering `len` items, one per thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grid1d {
+    /// `gridDim.x`.
+    pub blocks: u32,
+    /// `blockDim.x`.
+    pub threads: u32,
+}
+
+impl Grid1d {
+    /// The grid for `len` items at `threads` per block. Refuses a zero or oversized block,
+    /// more than `gridDim.x` allows, and more than 2^32 threads in total (device indices are
+    /// `u32`, see `lockstep_cuda_std::thread::index_1d`).
+    pub fn for_len(len: u64, threads: u32) -> Result<Grid1d> {
+        let threads = block_size(threads)?;
+        let blocks = len.div_ceil(threads as u64);
+        if blocks > MAX_GRID_X {
+            return Err(Error::TooLarge { what: "grid size in blocks", value: blocks, max: MAX_GRID_X });
+        }
+        if blocks * threads as u64 > 1u64 << 32 {
+            return Err(Error::TooLarge { what: "threads in the grid", value: blocks * threads as u64, max: 1 << 32 });
+        }
+        Ok(Grid1d { blocks: blocks as u32, threads })
+    }
+
+    /// Total threads launched.
+    pub fn total_threads(&self) -> u64 {
+        self.blocks as u64 * self.threads as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grid_covers_exactly() {
+        assert_eq!(Grid1d::for_len(1000, 256).unwrap(), Grid1d { blocks: 4, threads: 256 });
+        assert_eq!(Grid1d::for_len(0, 256).unwrap().blocks, 0);
+        assert_eq!(Grid1d::for_len(u32::MAX as u64, 256).unwrap().total_threads(), 1 << 32);
+    }
+
+    #[test]
+    fn grid_refuses_bad_blocks_and_overflow() {
+        for bad in [0, 16, 33, 2048] {
+            assert!(matches!(Grid1d::for_len(10, bad), Err(Error::InvalidInput { .. })), "{bad}");
+        }
+        assert!(matches!(Grid1d::for_len(1 << 33, 1024), Err(Error::TooLarge { .. })));
+        // 96 does not divide 2^32: the last block would run past u32 indices.
+        assert!(matches!(Grid1d::for_len(u32::MAX as u64, 96), Err(Error::TooLarge { .. })));
+    }
+
+    #[test]
+    fn lengths() {
+        assert!(expect_len("y", 3, 3).is_ok());
+        let e = expect_len("y", 2, 3).unwrap_err().to_string();
+        assert!(e.contains("`y` has 2 elements") && e.contains("needs 3"), "{e}");
+        assert_eq!(len_u32("x", 7).unwrap(), 7);
+        assert!(matches!(len_u32("x", u32::MAX as usize + 1), Err(Error::TooLarge { .. })));
+    }
+}

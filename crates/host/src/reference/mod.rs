@@ -1,0 +1,5 @@
+//! CPU twins of every kernel: the same per-element functions of `lockstep-shared`, looped over
+//! on one thread and with rayon. For every input the single-threaded twin, the parallel twin
+//! and the GPU give the same bits.
+
+pub mod foundation;

@@ -1,0 +1,195 @@
+//! The instruction census: per function, the PTX instructions exact kernels are held to.
+//!
+//! - `fma`: fused multiply-adds (`fma.rn.f32/f64`). Exact kernels have none unless the shared
+//!   code asks for `mul_add` on purpose.
+//! - `approx`: approximate instructions (`sin.approx`, `rsqrt.approx`, `div.approx`, …).
+//! - `ftz`: flush-to-zero arithmetic (breaks parity on subnormals).
+//! - `local`: instructions touching local memory (`ld.local`/`st.local`: spills or stack arrays),
+//!   plus the declared local depot in bytes.
+
+/// One function of a PTX module and its counts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FunctionCensus {
+    /// The PTX name.
+    pub name: String,
+    /// `true` for a kernel (`.entry`), `false` for a device function (`.func`).
+    pub is_entry: bool,
+    /// Instructions in the body.
+    pub instructions: usize,
+    /// `fma.*` instructions.
+    pub fma: usize,
+    /// Instructions with an `.approx` modifier.
+    pub approx: usize,
+    /// Instructions with an `.ftz` modifier.
+    pub ftz: usize,
+    /// Instructions that access the `.local` state space.
+    pub local: usize,
+    /// Bytes of `__local_depot` declared.
+    pub local_depot_bytes: usize,
+}
+
+/// Splits a module into functions and counts their instructions.
+pub fn functions(ptx: &str) -> Vec<FunctionCensus> {
+    let mut out = Vec::new();
+    let mut current: Option<FunctionCensus> = None;
+    let mut in_body = false;
+    for line in ptx.lines() {
+        let t = line.trim();
+        if current.is_none() {
+            if let Some((is_entry, name)) = function_header(t) {
+                if !t.ends_with(';') {
+                    current = Some(FunctionCensus { name, is_entry, ..Default::default() });
+                    in_body = false;
+                }
+            }
+            continue;
+        }
+        let f = current.as_mut().expect("checked above");
+        if !in_body {
+            if t == "{" {
+                in_body = true;
+            } else if t.starts_with(')') && t.ends_with(';') {
+                // a multi-line declaration (prototype) without body
+                current = None;
+            }
+            continue;
+        }
+        if line.starts_with('}') {
+            out.push(current.take().expect("checked above"));
+            continue;
+        }
+        if t.starts_with(".local") && t.contains("__local_depot") {
+            f.local_depot_bytes += depot_bytes(t);
+            continue;
+        }
+        if t.is_empty() || t.starts_with("//") || t.starts_with('.') || t.starts_with('$') || t == "{" || t == "}" {
+            continue;
+        }
+        // skip a guard predicate (`@%p1 bra ...`)
+        let op =
+            if t.starts_with('@') { t.split_once(char::is_whitespace).map_or("", |(_, r)| r.trim_start()) } else { t };
+        let mnemonic = op.split_whitespace().next().unwrap_or("");
+        f.instructions += 1;
+        if mnemonic.starts_with("fma.") {
+            f.fma += 1;
+        }
+        if mnemonic.contains(".approx") {
+            f.approx += 1;
+        }
+        if mnemonic.contains(".ftz") {
+            f.ftz += 1;
+        }
+        if mnemonic.contains(".local") {
+            f.local += 1;
+        }
+    }
+    out
+}
+
+/// `(is_entry, name)` when `line` opens a function (`.visible .entry k(`,
+/// `.func (.param .b64 r) f(`, `.extern .func … f(…);`).
+fn function_header(line: &str) -> Option<(bool, String)> {
+    let mut rest = line;
+    for keyword in [".visible", ".weak", ".extern"] {
+        rest = rest.strip_prefix(keyword).unwrap_or(rest).trim_start();
+    }
+    let (is_entry, rest) = if let Some(r) = rest.strip_prefix(".entry") {
+        (true, r)
+    } else if let Some(r) = rest.strip_prefix(".func") {
+        (false, r)
+    } else {
+        return None;
+    };
+    let mut rest = rest.trim_start();
+    if rest.starts_with('(') {
+        // the return-value list of a `.func`
+        rest = rest[rest.find(')')? + 1..].trim_start();
+    }
+    let name: String = rest.chars().take_while(|c| !c.is_whitespace() && *c != '(' && *c != ';').collect();
+    (!name.is_empty()).then_some((is_entry, name))
+}
+
+fn depot_bytes(decl: &str) -> usize {
+    decl.split('[').nth(1).and_then(|s| s.split(']').next()).and_then(|n| n.parse().ok()).unwrap_or(0)
+}
+
+/// The census as a table, kernels first.
+pub fn table(funcs: &[FunctionCensus]) -> String {
+    let mut rows: Vec<&FunctionCensus> = funcs.iter().collect();
+    rows.sort_by_key(|f| (!f.is_entry, f.name.clone()));
+    let mut s = format!(
+        "{:<32} {:>5} {:>6} {:>4} {:>6} {:>4} {:>6} {:>6}\n",
+        "function", "kind", "instrs", "fma", "approx", "ftz", "local", "depotB"
+    );
+    for f in rows {
+        s += &format!(
+            "{:<32} {:>5} {:>6} {:>4} {:>6} {:>4} {:>6} {:>6}\n",
+            f.name,
+            if f.is_entry { "entry" } else { "func" },
+            f.instructions,
+            f.fma,
+            f.approx,
+            f.ftz,
+            f.local,
+            f.local_depot_bytes
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MODULE: &str = r#"
+.version 7.0
+.target sm_70
+.address_size 64
+
+.func (.param .b64 func_retval0) helper(
+	.param .b64 helper_param_0
+)
+{
+	.local .align 8 .b8 	__local_depot0[16];
+	.reg .b64 	%rd<3>;
+	ld.param.b64 	%rd1, [helper_param_0];
+	st.local.b64 	[%rd2], %rd1;
+	sin.approx.ftz.f32 	%r1, %r2;
+	ret;
+
+}
+.visible .entry axpy(
+	.param .u32 axpy_param_0
+)
+{
+	.reg .b32 	%r<9>;
+	ld.param.b32 	%r2, [axpy_param_0];
+	@%p1 bra 	$L__BB0_2;
+	mul.rn.f32 	%r5, %r3, %r4;
+	fma.rn.f32 	%r6, %r3, %r4, %r5;
+$L__BB0_2:
+	ret;
+
+}
+"#;
+
+    #[test]
+    fn counts_per_function() {
+        let f = functions(MODULE);
+        assert_eq!(f.len(), 2);
+        let helper = &f[0];
+        assert_eq!((helper.name.as_str(), helper.is_entry), ("helper", false));
+        assert_eq!((helper.local, helper.approx, helper.ftz, helper.fma, helper.local_depot_bytes), (1, 1, 1, 0, 16));
+        let axpy = &f[1];
+        assert_eq!((axpy.name.as_str(), axpy.is_entry), ("axpy", true));
+        assert_eq!((axpy.fma, axpy.approx, axpy.local, axpy.instructions), (1, 0, 0, 5));
+    }
+
+    #[test]
+    fn table_lists_kernels_first() {
+        let t = table(&functions(MODULE));
+        let axpy = t.find("axpy").unwrap();
+        let helper = t.find("helper").unwrap();
+        assert!(axpy < helper, "{t}");
+    }
+}

@@ -1,0 +1,95 @@
+//! Reduction trees with a fixed, documented order.
+//!
+//! Floating-point addition is not associative, so "the sum" is only reproducible if the order
+//! of additions is part of the contract. lockstep's reductions use these trees on both sides:
+//! the device walks them with warp shuffles or shared memory, the host with the loops below.
+
+/// Lanes in a warp.
+pub const WARP_SIZE: usize = 32;
+
+/// Shuffle distances of the warp tree, in order. Step `d` adds lane `i + d` into lane `i` for
+/// every `i < d`; after the last step lane 0 holds the sum.
+pub const WARP_TREE_OFFSETS: [u32; 5] = [16, 8, 4, 2, 1];
+
+/// Threads per block of the block-reduction kernel; its tree halves this many partials.
+pub const BLOCK_REDUCE_THREADS: usize = 256;
+
+/// Sum of 32 lanes in the warp-tree order (what lane 0 holds after `shfl.down` by
+/// [`WARP_TREE_OFFSETS`]).
+#[inline]
+pub fn warp_tree_sum(mut lanes: [f32; WARP_SIZE]) -> f32 {
+    for d in WARP_TREE_OFFSETS {
+        let d = d as usize;
+        for i in 0..d {
+            lanes[i] += lanes[i + d];
+        }
+    }
+    lanes[0]
+}
+
+/// Sum of one block's partials in the shared-memory tree order: stride `n/2, n/4, …, 1`, each
+/// step adding slot `i + stride` into slot `i` for `i < stride`.
+#[inline]
+pub fn block_tree_sum(mut slots: [f64; BLOCK_REDUCE_THREADS]) -> f64 {
+    let mut stride = BLOCK_REDUCE_THREADS / 2;
+    while stride > 0 {
+        for i in 0..stride {
+            slots[i] += slots[i + stride];
+        }
+        stride /= 2;
+    }
+    slots[0]
+}
+
+/// Copies the `chunk`-th group of `N` elements of `data` into an array, padding the tail of the
+/// last group with `fill` (the identity the kernels use for threads past the end).
+#[inline]
+pub fn padded_chunk<T: Copy, const N: usize>(data: &[T], chunk: usize, fill: T) -> [T; N] {
+    let mut out = [fill; N];
+    let start = chunk * N;
+    for (k, slot) in out.iter_mut().enumerate() {
+        if let Some(v) = data.get(start + k) {
+            *slot = *v;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warp_tree_is_exact_on_integers() {
+        let mut lanes = [0.0f32; WARP_SIZE];
+        for (i, l) in lanes.iter_mut().enumerate() {
+            *l = i as f32;
+        }
+        assert_eq!(warp_tree_sum(lanes), (0..32).sum::<i32>() as f32);
+    }
+
+    #[test]
+    fn warp_tree_order_is_not_sequential_order() {
+        // 1e8 + 1 + ... loses the ones sequentially; the tree pairs them first.
+        let mut lanes = [1.0f32; WARP_SIZE];
+        lanes[0] = 1.0e8;
+        let seq = lanes.iter().fold(0.0f32, |s, v| s + v);
+        assert_ne!(warp_tree_sum(lanes).to_bits(), seq.to_bits());
+    }
+
+    #[test]
+    fn block_tree_is_exact_on_integers() {
+        let mut slots = [0.0f64; BLOCK_REDUCE_THREADS];
+        for (i, s) in slots.iter_mut().enumerate() {
+            *s = i as f64;
+        }
+        assert_eq!(block_tree_sum(slots), (0..256).sum::<i32>() as f64);
+    }
+
+    #[test]
+    fn padded_chunk_pads_the_tail() {
+        let data = [1u32, 2, 3, 4, 5];
+        assert_eq!(padded_chunk::<u32, 4>(&data, 0, 0), [1, 2, 3, 4]);
+        assert_eq!(padded_chunk::<u32, 4>(&data, 1, 0), [5, 0, 0, 0]);
+    }
+}

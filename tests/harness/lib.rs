@@ -1,0 +1,239 @@
+//! The parity harness shared by every suite in `tests/`.
+//!
+//! - [`gpu`]: the GPU, or a loud skip line when there is none (a failure when
+//!   `LOCKSTEP_REQUIRE_GPU=1`, as the bundle's script sets).
+//! - [`assert_bits_eq`]: compares results bit for bit and reports the first mismatch with its
+//!   index, both values as bits, and the inputs that produced it.
+//! - [`data`]: fast seeded inputs, floats with NaN/∞/subnormal/±0 payloads mixed in.
+//! - [`config`]: proptest settings (256 cases unless `PROPTEST_CASES` says otherwise).
+//!
+//! **NaN policy.** IEEE 754 does not specify which NaN an operation returns, and GPUs return a
+//! canonical NaN where x86 propagates an operand's payload. Any NaN therefore equals any NaN;
+//! every other value — signed zeros and subnormals included — must match to the bit.
+
+use lockstep::{Error, Gpu};
+use proptest::test_runner::{Config, TestCaseError};
+use std::io::Write;
+use std::sync::OnceLock;
+
+/// Whether a missing GPU is a failure (`LOCKSTEP_REQUIRE_GPU=1`).
+pub fn gpu_required() -> bool {
+    std::env::var("LOCKSTEP_REQUIRE_GPU").is_ok_and(|v| v == "1")
+}
+
+/// The GPU shared by this test binary, or `None` (with a skip line on the terminal) when none
+/// is present. Fails the test when `LOCKSTEP_REQUIRE_GPU=1` and there is no GPU, or when the
+/// GPU exists but lockstep's module does not load.
+pub fn gpu() -> Result<Option<&'static Gpu>, TestCaseError> {
+    static GPU: OnceLock<Result<Gpu, String>> = OnceLock::new();
+    static SKIP_SAID: OnceLock<()> = OnceLock::new();
+    match GPU.get_or_init(|| {
+        Gpu::new().map_err(|e| match e {
+            Error::NoDevice { reason } => format!("no-device: {reason}"),
+            other => format!("error: {other}"),
+        })
+    }) {
+        Ok(g) => Ok(Some(g)),
+        Err(msg) if msg.starts_with("no-device: ") && !gpu_required() => {
+            SKIP_SAID.get_or_init(|| {
+                // Written to the terminal directly: libtest captures print!, not this handle.
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "SKIPPED: GPU parity suites of this binary ({}); set LOCKSTEP_REQUIRE_GPU=1 to make this a failure",
+                    &msg["no-device: ".len()..]
+                );
+            });
+            Ok(None)
+        }
+        Err(msg) => Err(TestCaseError::fail(format!("GPU required but unusable: {msg}"))),
+    }
+}
+
+/// Proptest settings for the suites: `PROPTEST_CASES` (default 256) cases, no persistence
+/// files.
+pub fn config() -> Config {
+    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256);
+    Config { cases, failure_persistence: None, ..Config::default() }
+}
+
+/// Values compared bit for bit.
+pub trait Bits: Copy + std::fmt::Debug {
+    /// The bit pattern.
+    fn bits(self) -> u64;
+    /// Whether the value is a NaN (any payload).
+    fn is_nan_value(self) -> bool;
+}
+
+impl Bits for f32 {
+    fn bits(self) -> u64 {
+        self.to_bits() as u64
+    }
+    fn is_nan_value(self) -> bool {
+        self.is_nan()
+    }
+}
+
+impl Bits for f64 {
+    fn bits(self) -> u64 {
+        self.to_bits()
+    }
+    fn is_nan_value(self) -> bool {
+        self.is_nan()
+    }
+}
+
+impl Bits for u32 {
+    fn bits(self) -> u64 {
+        self as u64
+    }
+    fn is_nan_value(self) -> bool {
+        false
+    }
+}
+
+impl Bits for u64 {
+    fn bits(self) -> u64 {
+        self
+    }
+    fn is_nan_value(self) -> bool {
+        false
+    }
+}
+
+/// Index of the first element where `got` and `want` differ (by the NaN policy), or of the
+/// first extra element when the lengths differ.
+pub fn first_mismatch<T: Bits>(got: &[T], want: &[T]) -> Option<usize> {
+    let same = |(g, w): (&T, &T)| g.bits() == w.bits() || (g.is_nan_value() && w.is_nan_value());
+    got.iter().zip(want).position(|p| !same(p)).or_else(|| (got.len() != want.len()).then(|| got.len().min(want.len())))
+}
+
+/// Fails with the first mismatch: its index, both values and bit patterns, and
+/// `inputs(index)` describing what produced it.
+#[track_caller]
+pub fn assert_bits_eq<T: Bits>(
+    what: &str,
+    got: &[T],
+    want: &[T],
+    inputs: impl Fn(usize) -> String,
+) -> Result<(), TestCaseError> {
+    match first_mismatch(got, want) {
+        None => Ok(()),
+        Some(i) if i >= got.len().min(want.len()) => {
+            Err(TestCaseError::fail(format!("{what}: lengths differ: got {}, want {}", got.len(), want.len())))
+        }
+        Some(i) => Err(TestCaseError::fail(format!(
+            "{what}: first mismatch at index {i} of {}: got {:?} (bits {:#x}), want {:?} (bits {:#x}); inputs: {}",
+            got.len(),
+            got[i],
+            got[i].bits(),
+            want[i],
+            want[i].bits(),
+            inputs(i)
+        ))),
+    }
+}
+
+/// Seeded input data.
+pub mod data {
+    /// SplitMix64: a small, fast, well-mixed stream for test inputs.
+    pub struct SplitMix64(pub u64);
+
+    impl SplitMix64 {
+        /// The next 64 random bits.
+        pub fn next_u64(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+
+        /// Uniform in [lo, hi).
+        pub fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+            lo + (hi - lo) * ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64)
+        }
+    }
+
+    /// `len` f32 values: mostly moderate numbers, with NaNs (random payloads, both signs),
+    /// ±∞, ±0, subnormals, huge values and arbitrary bit patterns mixed in.
+    pub fn f32s(len: usize, seed: u64) -> Vec<f32> {
+        let mut r = SplitMix64(seed);
+        (0..len)
+            .map(|_| {
+                let bits = r.next_u64();
+                match bits % 16 {
+                    0 => f32::from_bits(
+                        0x7fc0_0000 | (bits >> 40) as u32 & 0x003f_ffff | ((bits >> 8) as u32 & 0x8000_0000),
+                    ),
+                    1 => [f32::INFINITY, f32::NEG_INFINITY, 0.0, -0.0][(bits >> 8) as usize % 4],
+                    2 => f32::from_bits((bits >> 12) as u32 & 0x807f_ffff), // subnormal (or ±0)
+                    3 => f32::from_bits((bits >> 20) as u32),               // any bit pattern
+                    4 => r.uniform(-3.0e38, 3.0e38) as f32,
+                    _ => r.uniform(-100.0, 100.0) as f32,
+                }
+            })
+            .collect()
+    }
+
+    /// `len` f64 values with the same mix as [`f32s`].
+    pub fn f64s(len: usize, seed: u64) -> Vec<f64> {
+        let mut r = SplitMix64(seed);
+        (0..len)
+            .map(|_| {
+                let bits = r.next_u64();
+                match bits % 16 {
+                    0 => f64::from_bits(0x7ff8_0000_0000_0000 | (bits >> 13) | (bits & 0x8000_0000_0000_0000)),
+                    1 => [f64::INFINITY, f64::NEG_INFINITY, 0.0, -0.0][(bits >> 8) as usize % 4],
+                    2 => f64::from_bits(bits & 0x800f_ffff_ffff_ffff), // subnormal (or ±0)
+                    3 => f64::from_bits(r.next_u64()),                 // any bit pattern
+                    4 => r.uniform(-1.0e300, 1.0e300),
+                    _ => r.uniform(-100.0, 100.0),
+                }
+            })
+            .collect()
+    }
+
+    /// `len` finite f32 values uniform in [lo, hi).
+    pub fn f32_range(len: usize, seed: u64, lo: f64, hi: f64) -> Vec<f32> {
+        let mut r = SplitMix64(seed);
+        (0..len).map(|_| r.uniform(lo, hi) as f32).collect()
+    }
+
+    /// `len` finite f64 values uniform in [lo, hi).
+    pub fn f64_range(len: usize, seed: u64, lo: f64, hi: f64) -> Vec<f64> {
+        let mut r = SplitMix64(seed);
+        (0..len).map(|_| r.uniform(lo, hi)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nan_policy_and_signed_zero() {
+        assert_eq!(first_mismatch(&[f32::NAN], &[-f32::NAN]), None);
+        assert_eq!(first_mismatch(&[0.0f32], &[-0.0f32]), Some(0));
+        assert_eq!(first_mismatch(&[1.0f64, 2.0], &[1.0]), Some(1));
+    }
+
+    #[test]
+    fn mismatch_report_names_index_and_bits() {
+        let e = assert_bits_eq("t", &[1.0f32, 2.0], &[1.0, 3.0], |i| format!("x[{i}]")).unwrap_err().to_string();
+        assert!(
+            e.contains("index 1") && e.contains("0x40000000") && e.contains("0x40400000") && e.contains("x[1]"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn data_has_the_special_values() {
+        let v = data::f32s(10_000, 7);
+        assert!(v.iter().any(|x| x.is_nan()));
+        assert!(v.iter().any(|x| x.is_infinite()));
+        assert!(v.iter().any(|x| x.is_subnormal()));
+        assert!(v.iter().any(|x| *x == 0.0 && x.is_sign_negative()));
+        let d = data::f64s(10_000, 7);
+        assert!(d.iter().any(|x| x.is_nan()) && d.iter().any(|x| x.is_subnormal()));
+    }
+}

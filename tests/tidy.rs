@@ -1,0 +1,100 @@
+//! Project rules checked as ordinary tests (rust-analyzer's "tidy" idea):
+//! every kernel has a launcher and a GPU parity test; every `unsafe {` is explained by a
+//! `// SAFETY:` comment; no test is ignored; the PTX census holds for exact kernels.
+
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+fn read_all(dir: &str) -> Vec<(PathBuf, String)> {
+    let mut files = Vec::new();
+    rust_files(&root().join(dir), &mut files);
+    files
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            (p, text)
+        })
+        .collect()
+}
+
+#[test]
+fn every_kernel_has_a_launcher_and_a_parity_test() {
+    let host: String = read_all("crates/host/src").into_iter().map(|(_, t)| t).collect();
+    let tests: String =
+        read_all("tests").into_iter().filter(|(p, _)| p.to_string_lossy().contains("parity")).map(|(_, t)| t).collect();
+    assert!(!lockstep::ptx::KERNELS.is_empty());
+    for kernel in lockstep::ptx::KERNELS {
+        assert!(
+            host.contains(&format!("gpu.function(\"{kernel}\")")),
+            "kernel `{kernel}` has no launcher in crates/host"
+        );
+        let stem = kernel.trim_end_matches("_f32").trim_end_matches("_f64");
+        assert!(
+            tests.contains(&format!("fn {stem}")) || tests.contains(&format!("fn {kernel}")),
+            "kernel `{kernel}` has no parity test named after it in tests/*parity*.rs"
+        );
+    }
+}
+
+#[test]
+fn every_unsafe_block_has_a_safety_comment() {
+    let mut missing = Vec::new();
+    for dir in ["crates", "tests", "xtask"] {
+        for (path, text) in read_all(dir) {
+            let lines: Vec<&str> = text.lines().collect();
+            for (i, line) in lines.iter().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                if !code.contains("unsafe {") || code.contains("\"") {
+                    continue;
+                }
+                let window = &lines[i.saturating_sub(4)..=i];
+                if !window.iter().any(|l| l.contains("SAFETY:")) {
+                    missing.push(format!("{}:{}", path.display(), i + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "unsafe blocks without a `// SAFETY:` comment in the 4 lines before:\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn no_test_is_ignored() {
+    for dir in ["crates", "tests", "xtask"] {
+        for (path, text) in read_all(dir) {
+            let needle = ["#[", "ignore"].concat();
+            assert!(!text.contains(&needle), "{} ignores a test", path.display());
+        }
+    }
+}
+
+#[test]
+fn exact_kernels_have_no_fma_approx_ftz_or_spills() {
+    let funcs = lockstep_ptx_builder::census::functions(lockstep::ptx::MODULE);
+    for kernel in lockstep::ptx::KERNELS {
+        let f = funcs.iter().find(|f| f.name == *kernel).unwrap_or_else(|| panic!("{kernel} not in census"));
+        assert_eq!((f.fma, f.approx, f.ftz), (0, 0, 0), "{kernel}: fma/approx/ftz in an exact kernel: {f:?}");
+    }
+    // Only the libm kernel may use a local stack (libm's sin reduction keeps an array there).
+    for f in funcs.iter().filter(|f| f.is_entry && f.local_depot_bytes > 0) {
+        assert_eq!(f.name, "exp_sin_log_f64", "unexpected local memory: {f:?}");
+    }
+    assert!(lockstep_ptx_builder::check_module(lockstep::ptx::MODULE).is_ok());
+}

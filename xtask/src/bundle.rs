@@ -1,0 +1,92 @@
+//! `cargo xtask bundle`: the GPU suites and the CLI for a machine with a driver but no Rust.
+//!
+//! Writes `target/bundle/`: `tests/<suite>` (the root package's release test binaries),
+//! `lockstep` (the CLI) and `run-gpu-tests.sh`, which runs every suite with
+//! `LOCKSTEP_REQUIRE_GPU=1` (a missing GPU fails), then `lockstep demo`, and exits non-zero if
+//! anything failed.
+
+use anyhow::{Context, Result, bail};
+use std::path::Path;
+
+/// The device tool carries at most 64 MiB.
+const LIMIT_BYTES: u64 = 64 << 20;
+
+pub fn run(root: &Path) -> Result<()> {
+    crate::setup::run(root)?;
+    let out = crate::cargo(root)
+        .args(["test", "--release", "-p", "lockstep-parity", "--no-run", "--message-format=json-render-diagnostics"])
+        .output()
+        .context("building the release test binaries")?;
+    if !out.status.success() {
+        bail!("building the test binaries failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let mut suites = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+        let is_test = msg["profile"]["test"].as_bool() == Some(true);
+        let is_root =
+            msg["package_id"].as_str().is_some_and(|p| p.contains("lockstep-parity") || p.ends_with("/main#0.1.0"));
+        if let (true, true, Some(exe)) = (is_test, is_root, msg["executable"].as_str()) {
+            let name = msg["target"]["name"].as_str().unwrap_or("suite").to_string();
+            if name == "tidy" {
+                continue; // reads the source tree; runs in CI, not on the GPU machine
+            }
+            suites.push((name, exe.to_string()));
+        }
+    }
+    if suites.is_empty() {
+        bail!("no test binaries found in cargo's output");
+    }
+    let status = crate::cargo(root).args(["build", "--release", "-q", "-p", "lockstep-cli"]).status()?;
+    if !status.success() {
+        bail!("building the CLI failed");
+    }
+    let bundle = root.join("target/bundle");
+    let _ = std::fs::remove_dir_all(&bundle);
+    std::fs::create_dir_all(bundle.join("tests"))?;
+    let mut names = Vec::new();
+    for (name, exe) in &suites {
+        std::fs::copy(exe, bundle.join("tests").join(name))?;
+        names.push(name.clone());
+    }
+    std::fs::copy(root.join("target/release/lockstep"), bundle.join("lockstep"))?;
+    names.sort();
+    let script = format!(
+        r#"#!/usr/bin/env bash
+# Runs lockstep's GPU suites with the GPU required, then the demo. Made by `cargo xtask bundle`.
+# Usage: ./run-gpu-tests.sh [extra test-harness args]
+set -u
+cd "$(dirname "$0")"
+export LOCKSTEP_REQUIRE_GPU=1
+failed=0
+passed_suites=0
+for suite in {suites}; do
+  echo "=== suite $suite"
+  if ./tests/$suite "$@"; then passed_suites=$((passed_suites+1)); else echo "FAILED: suite $suite"; failed=$((failed+1)); fi
+done
+echo "=== lockstep demo"
+if ./lockstep demo; then passed_suites=$((passed_suites+1)); else echo "FAILED: demo"; failed=$((failed+1)); fi
+echo "bundle: $passed_suites passed, $failed failed"
+exit $failed
+"#,
+        suites = names.join(" ")
+    );
+    let script_path = bundle.join("run-gpu-tests.sh");
+    std::fs::write(&script_path, script)?;
+    std::process::Command::new("chmod").arg("+x").arg(&script_path).status()?;
+    let size = dir_size(&bundle)?;
+    println!("bundle: {} ({} suites + CLI, {:.1} MiB)", bundle.display(), names.len(), size as f64 / (1 << 20) as f64);
+    if size > LIMIT_BYTES {
+        bail!("the bundle is {size} bytes, over the {LIMIT_BYTES}-byte limit");
+    }
+    Ok(())
+}
+
+fn dir_size(dir: &Path) -> Result<u64> {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir)?.flatten() {
+        let meta = entry.metadata()?;
+        total += if meta.is_dir() { dir_size(&entry.path())? } else { meta.len() };
+    }
+    Ok(total)
+}

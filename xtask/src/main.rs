@@ -1,0 +1,162 @@
+//! lockstep's developer commands, run as `cargo xtask <command>` (alias in .cargo/config.toml).
+//!
+//! - `setup`: fetches what a machine without CUDA needs to build and check lockstep: the
+//!   driver's user-space library (Debian non-free `libcuda1`) into `target/cuda-stub/lib64`
+//!   when no libcuda is installed, and `ptxas` (PyPI `nvidia-cuda-nvcc`) into
+//!   `target/tools/bin` when none is on PATH. Idempotent.
+//! - `build-ptx [--arch sm_NN]`: builds the device crate to PTX with the PTX builder, checks the
+//!   module, runs ptxas for sm_80 and sm_90 when present, and prints the instruction census.
+//! - `test`: setup, build-ptx, then every test of the workspace. GPU suites say they are
+//!   skipped when no GPU is present (a failure with LOCKSTEP_REQUIRE_GPU=1). The one test
+//!   command of README.md and .ci/run.
+//! - `demo`: runs every kernel (on the GPU if present, else the CPU references).
+//! - `bench <name> [args]`: runs `lockstep bench <name>` in release mode.
+//! - `bundle`: writes `target/bundle/` (release test binaries, the CLI, run-gpu-tests.sh) for a
+//!   GPU machine that has a driver but no Rust.
+
+mod bundle;
+mod setup;
+
+use anyhow::{Context, Result, bail};
+use lockstep_ptx_builder::{Arch, BuildOptions, census, ptxas};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let root = workspace_root();
+    match args.first().map(String::as_str) {
+        Some("setup") => setup::run(&root).map(|_| ()),
+        Some("build-ptx") => build_ptx(&root, parse_arch(&args[1..])?),
+        Some("test") => test(&root, &args[1..]),
+        Some("demo") => {
+            cargo_with_cuda(&root, &["run", "--release", "-q", "-p", "lockstep-cli", "--", "demo"], &args[1..])
+        }
+        Some("bench") => {
+            cargo_with_cuda(&root, &["run", "--release", "-q", "-p", "lockstep-cli", "--", "bench"], &args[1..])
+        }
+        Some("bundle") => bundle::run(&root),
+        _ => {
+            eprintln!("usage: cargo xtask <setup | build-ptx [--arch sm_NN] | test | demo | bench <name> | bundle>");
+            bail!("unknown or missing command")
+        }
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+}
+
+fn parse_arch(args: &[String]) -> Result<Arch> {
+    match args {
+        [] => Ok(Arch::DEFAULT),
+        [flag, arch] if flag == "--arch" => Ok(arch.parse()?),
+        _ => bail!("usage: cargo xtask build-ptx [--arch sm_NN]"),
+    }
+}
+
+/// Builds the PTX for `arch`, checks it, prints the census and ptxas's report.
+fn build_ptx(root: &Path, arch: Arch) -> Result<()> {
+    let opts = BuildOptions {
+        manifest_path: root.join("Cargo.toml"),
+        package: "lockstep-kernels".into(),
+        arch,
+        target_dir: root.join("target/ptx").join(arch.name()),
+    };
+    let built = lockstep_ptx_builder::build(&opts)?;
+    println!("PTX for {arch}: {} ({} kernels, no .extern .func)", built.path.display(), built.entries.len());
+    let funcs = census::functions(&built.ptx);
+    let Some(ptxas) = ptxas::find(root) else {
+        println!("{}", census::table(&funcs));
+        println!("ptxas not found (run `cargo xtask setup` or put it on PATH): registers and spills not checked");
+        return Ok(());
+    };
+    let mut reports = Vec::new();
+    for sm in ["sm_80", "sm_90"] {
+        let report = ptxas::run(&ptxas, &built.path, sm).map_err(anyhow::Error::msg)?;
+        println!("ptxas -arch={sm}: accepted");
+        reports.push((sm, report));
+    }
+    println!(
+        "\n{:<28} {:>6} {:>4} {:>6} {:>4} {:>6} {:>6} | {:>11} {:>11} | {:>11} {:>11}",
+        "kernel",
+        "instrs",
+        "fma",
+        "approx",
+        "ftz",
+        "local",
+        "depotB",
+        "sm_80 regs",
+        "spill st/ld",
+        "sm_90 regs",
+        "spill st/ld"
+    );
+    let mut rows: Vec<_> = funcs.iter().collect();
+    rows.sort_by_key(|f| (!f.is_entry, f.name.clone()));
+    for f in rows {
+        let mut line = format!(
+            "{:<28} {:>6} {:>4} {:>6} {:>4} {:>6} {:>6}",
+            short(&f.name),
+            f.instructions,
+            f.fma,
+            f.approx,
+            f.ftz,
+            f.local,
+            f.local_depot_bytes
+        );
+        for (_, report) in &reports {
+            match report.iter().find(|p| p.name == f.name) {
+                Some(p) => {
+                    line += &format!(
+                        " | {:>11} {:>11}",
+                        p.registers.map_or("-".into(), |r| r.to_string()),
+                        format!("{}/{}", p.spill_stores, p.spill_loads)
+                    )
+                }
+                None => line += &format!(" | {:>11} {:>11}", "-", "-"),
+            }
+        }
+        println!("{line}");
+    }
+    Ok(())
+}
+
+fn short(name: &str) -> String {
+    if name.len() <= 28 { name.to_string() } else { format!("{}…", &name[..27]) }
+}
+
+/// `cargo xtask test`: the one test command (README and .ci/run).
+fn test(root: &Path, extra: &[String]) -> Result<()> {
+    setup::run(root)?;
+    build_ptx(root, Arch::DEFAULT)?;
+    let mut args = vec!["test".to_string(), "--workspace".into()];
+    args.extend(extra.iter().cloned());
+    let status = cargo(root).args(&args).status().context("running cargo test")?;
+    if !status.success() {
+        bail!("tests failed");
+    }
+    Ok(())
+}
+
+fn cargo_with_cuda(root: &Path, base: &[&str], extra: &[String]) -> Result<()> {
+    setup::run(root)?;
+    let status = cargo(root).args(base).args(extra).status()?;
+    if !status.success() {
+        bail!("command failed");
+    }
+    Ok(())
+}
+
+/// `cargo` in the workspace, with the CUDA stub (when setup installed one) on the loader path.
+pub(crate) fn cargo(root: &Path) -> Command {
+    let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cmd.current_dir(root);
+    if let Some(stub) = setup::stub_lib_dir(root) {
+        let mut paths = vec![stub];
+        if let Some(old) = std::env::var_os("LD_LIBRARY_PATH") {
+            paths.extend(std::env::split_paths(&old));
+        }
+        cmd.env("LD_LIBRARY_PATH", std::env::join_paths(paths).expect("valid paths"));
+    }
+    cmd
+}
