@@ -8,6 +8,8 @@
 
 mod bench;
 mod demo;
+#[allow(dead_code)] // used by the families' --plot options as they land
+mod plot;
 
 use clap::{Parser, Subcommand};
 

@@ -1,7 +1,7 @@
 //! [`Gpu`]: the one owner of a CUDA context, the loaded PTX module and a stream.
 
 use crate::error::{Error, Result, cuda};
-use crate::launch::Grid1d;
+use crate::launch::Dims;
 use cust::context::{Context, CurrentContext};
 use cust::device::Device;
 use cust::function::Function;
@@ -90,7 +90,13 @@ impl Gpu {
         cust::memory::mem_get_info().map_err(cuda("cuMemGetInfo"))
     }
 
-    /// Launches `function` on the stream.
+    /// A device attribute (multiprocessor count, compute capability, …).
+    pub fn attribute(&self, attribute: cust::device::DeviceAttribute) -> Result<i32> {
+        let device = Device::get_device(self.ordinal).map_err(cuda("cuDeviceGet"))?;
+        device.get_attribute(attribute).map_err(cuda("cuDeviceGetAttribute"))
+    }
+
+    /// Launches `function` on the stream (nothing happens for an empty grid).
     ///
     /// # Safety
     /// `args` holds one pointer per kernel parameter, in order, each to a value of exactly the
@@ -100,16 +106,19 @@ impl Gpu {
         &self,
         function: &Function<'_>,
         call: &'static str,
-        grid: Grid1d,
+        dims: impl Into<Dims>,
         shared_bytes: u32,
         args: &[*mut c_void],
     ) -> Result<()> {
-        if grid.blocks == 0 {
+        let dims = dims.into();
+        if dims.is_empty() {
             return Ok(());
         }
         self.bind()?;
+        let grid = cust::function::GridSize::xyz(dims.grid[0], dims.grid[1], dims.grid[2]);
+        let block = cust::function::BlockSize::xyz(dims.block[0], dims.block[1], dims.block[2]);
         // SAFETY: forwarded from the caller.
-        unsafe { self.stream.launch(function, grid.blocks, grid.threads, shared_bytes, args) }.map_err(cuda(call))
+        unsafe { self.stream.launch(function, grid, block, shared_bytes, args) }.map_err(cuda(call))
     }
 }
 

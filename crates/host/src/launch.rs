@@ -63,6 +63,49 @@ impl Grid1d {
     }
 }
 
+/// Grid and block extents of any launch (x, y, z), what [`crate::Gpu`] launches with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dims {
+    /// `gridDim` (x, y, z).
+    pub grid: [u32; 3],
+    /// `blockDim` (x, y, z).
+    pub block: [u32; 3],
+}
+
+impl Dims {
+    /// A 3-D launch; refuses empty blocks, blocks over 1024 threads or past the per-axis limits
+    /// (1024, 1024, 64), and grids past (2^31 − 1, 65535, 65535).
+    pub fn new(grid: [u32; 3], block: [u32; 3]) -> Result<Dims> {
+        let threads = block.iter().map(|&b| b as u64).product::<u64>();
+        if threads == 0 || threads > MAX_THREADS_PER_BLOCK as u64 || block[0] > 1024 || block[1] > 1024 || block[2] > 64
+        {
+            return Err(Error::InvalidInput {
+                what: "block shape",
+                why: format!("{block:?}: at most 1024 threads, axes at most (1024, 1024, 64), none zero"),
+            });
+        }
+        if grid[0] as u64 > MAX_GRID_X || grid[1] > 65_535 || grid[2] > 65_535 {
+            return Err(Error::TooLarge {
+                what: "grid extent",
+                value: grid.iter().map(|&g| g as u64).max().unwrap_or(0),
+                max: MAX_GRID_X,
+            });
+        }
+        Ok(Dims { grid, block })
+    }
+
+    /// Whether the launch has no threads (nothing to do).
+    pub fn is_empty(&self) -> bool {
+        self.grid.contains(&0)
+    }
+}
+
+impl From<Grid1d> for Dims {
+    fn from(g: Grid1d) -> Dims {
+        Dims { grid: [g.blocks, 1, 1], block: [g.threads, 1, 1] }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,6 +125,15 @@ mod tests {
         assert!(matches!(Grid1d::for_len(1 << 33, 1024), Err(Error::TooLarge { .. })));
         // 96 does not divide 2^32: the last block would run past u32 indices.
         assert!(matches!(Grid1d::for_len(u32::MAX as u64, 96), Err(Error::TooLarge { .. })));
+    }
+
+    #[test]
+    fn dims_check_limits() {
+        assert!(Dims::new([10, 10, 1], [16, 16, 1]).is_ok());
+        assert!(Dims::new([1, 1, 1], [32, 32, 2]).is_err());
+        assert!(Dims::new([1, 1, 1], [0, 1, 1]).is_err());
+        assert!(Dims::new([1, 70_000, 1], [32, 1, 1]).is_err());
+        assert!(Dims::new([0, 1, 1], [32, 1, 1]).unwrap().is_empty());
     }
 
     #[test]

@@ -1,0 +1,51 @@
+//! Benchmark programs, one module per kernel family. Each prints CUDA-event medians after
+//! warm-up, the GPU's name and the bound it is measured against, and can append its result
+//! to a file under `bench/results/` (`--record`).
+
+mod smoke;
+
+use clap::Subcommand;
+
+/// `lockstep bench <which>`.
+#[derive(Subcommand)]
+pub enum Which {
+    /// saxpy f32 (read x, read y, write y) against a device-to-device copy, same run.
+    Smoke(smoke::Args),
+}
+
+pub fn run(which: Which) -> anyhow::Result<()> {
+    match which {
+        Which::Smoke(args) => smoke::run(args),
+    }
+}
+
+/// Today's date (UTC) as YYYY-MM-DD, from the system clock.
+pub fn today() -> String {
+    let days =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() / 86_400).unwrap_or(0)
+            as i64;
+    // civil-from-days (Howard Hinnant's algorithm)
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Appends `row` to the Markdown table in `path`, writing `header` first if the file is new.
+pub fn record_row(path: &std::path::Path, header: &[&str], row: &[String]) -> anyhow::Result<()> {
+    use std::io::Write;
+    let new = !path.exists();
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    if new {
+        writeln!(file, "| {} |", header.join(" | "))?;
+        writeln!(file, "|{}", "---|".repeat(header.len()))?;
+    }
+    writeln!(file, "| {} |", row.join(" | "))?;
+    Ok(())
+}
