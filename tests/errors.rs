@@ -71,6 +71,11 @@ fn launchers_refuse_bad_input_and_write_nothing() {
     assert!(matches!(f.daxpy(2.0, &[1.0; 4], &mut yd), Err(Error::LengthMismatch { .. })));
     assert_eq!(yd, vec![7.0; 3]);
     assert!(matches!(f.count_exceeding(&x, f32::NAN), Err(Error::InvalidInput { what: "threshold", .. })));
+    // overlapping device ranges (cust's `index` hands out aliasing slices)
+    let buf = lockstep::DeviceBuffer::from_slice(&[1.0f32; 64]).unwrap();
+    let (xs, mut ys) = (buf.index(0..32), buf.index(16..48));
+    let e = f.saxpy_on_device(2.0, &xs, &mut ys).unwrap_err();
+    assert!(e.to_string().contains("overlap"), "{e}");
     // empty input: nothing to do, no launch, no error
     f.saxpy(2.0, &[], &mut []).unwrap();
     assert_eq!(f.warp_sums(&[]).unwrap(), Vec::<f32>::new());

@@ -4,6 +4,7 @@
 
 use lockstep::kernels::foundation::Foundation;
 use lockstep::reference::foundation as cpu;
+use lockstep::{CopyDestination, DeviceBuffer};
 use lockstep_parity::{assert_bits_eq, config, data, gpu};
 use proptest::prelude::*;
 
@@ -25,6 +26,26 @@ proptest! {
         let mut got = y0.clone();
         f.saxpy(a, &x, &mut got)?;
         assert_bits_eq("saxpy", &got, &want, |i| format!("a={a:?} x={:?} y={:?} len={len} block={block}", x[i], y0[i]))?;
+    }
+
+    /// Sub-slices at odd offsets: the kernel must take its element-by-element path.
+    #[test]
+    fn saxpy_unaligned_gpu_equals_cpu(len in 0usize..20_000, seed: u64, ox in 0usize..4, oy in 0usize..4, a in -10.0f32..10.0) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let f = Foundation::new(gpu)?;
+        let x = data::f32s(len + ox, seed);
+        let y0 = data::f32s(len + oy, seed ^ 1);
+        let dx = DeviceBuffer::from_slice(&x)?;
+        let dy = DeviceBuffer::from_slice(&y0)?;
+        let xs = dx.index(ox..);
+        let mut ys = dy.index(oy..);
+        f.saxpy_on_device(a, &xs, &mut ys)?;
+        gpu.synchronize()?;
+        let mut got = vec![0.0f32; len + oy];
+        dy.copy_to(&mut got[..])?;
+        let mut want = y0.clone();
+        cpu::axpy_seq(a, &x[ox..], &mut want[oy..]);
+        assert_bits_eq("saxpy unaligned", &got, &want, |i| format!("offsets x+{ox} y+{oy}, index {i}"))?;
     }
 
     #[test]

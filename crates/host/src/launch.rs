@@ -16,6 +16,24 @@ pub fn expect_len(arg: &'static str, got: usize, expected: usize) -> Result<()> 
     if got == expected { Ok(()) } else { Err(Error::LengthMismatch { arg, expected, got }) }
 }
 
+/// `Ok` iff the device ranges `[a, a + a_bytes)` and `[b, b + b_bytes)` do not overlap;
+/// otherwise [`Error::InvalidInput`] naming both arguments. cust's `DeviceSlice::index` hands
+/// out copies of slices, so `&` and `&mut` borrows alone do not rule out aliasing.
+pub fn disjoint(
+    a_name: &'static str,
+    a: u64,
+    a_bytes: usize,
+    b_name: &'static str,
+    b: u64,
+    b_bytes: usize,
+) -> Result<()> {
+    let (a_end, b_end) = (a.saturating_add(a_bytes as u64), b.saturating_add(b_bytes as u64));
+    if a_bytes == 0 || b_bytes == 0 || a_end <= b || b_end <= a {
+        return Ok(());
+    }
+    Err(Error::InvalidInput { what: "buffers", why: format!("`{a_name}` and `{b_name}` overlap in device memory") })
+}
+
 /// A length a kernel indexes with `u32`; [`Error::TooLarge`] past `u32::MAX`.
 pub fn len_u32(what: &'static str, len: usize) -> Result<u32> {
     u32::try_from(len).map_err(|_| Error::TooLarge { what, value: len as u64, max: u32::MAX as u64 })
@@ -134,6 +152,15 @@ mod tests {
         assert!(Dims::new([1, 1, 1], [0, 1, 1]).is_err());
         assert!(Dims::new([1, 70_000, 1], [32, 1, 1]).is_err());
         assert!(Dims::new([0, 1, 1], [32, 1, 1]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn overlap_is_refused() {
+        assert!(disjoint("x", 0, 16, "y", 16, 16).is_ok());
+        assert!(disjoint("x", 32, 16, "y", 16, 16).is_ok());
+        assert!(disjoint("x", 0, 0, "y", 0, 16).is_ok());
+        let e = disjoint("x", 0, 17, "y", 16, 16).unwrap_err().to_string();
+        assert!(e.contains("`x` and `y` overlap"), "{e}");
     }
 
     #[test]

@@ -20,6 +20,6 @@ pub mod ptx;
 pub mod reference;
 pub mod timing;
 
-pub use cust::memory::{DeviceBuffer, DeviceSlice};
+pub use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 pub use error::{Error, Result};
 pub use gpu::Gpu;

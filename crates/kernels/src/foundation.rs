@@ -2,19 +2,46 @@
 //! Small on purpose — they prove the pipeline and become building blocks.
 
 use lockstep_cuda_std::prelude::*;
-use lockstep_shared::{axpy::axpy, predicate::exceeds, reduce, special::exp_sin_log};
+use lockstep_shared::axpy::{SAXPY_PER_THREAD, axpy};
+use lockstep_shared::{predicate::exceeds, reduce, special::exp_sin_log};
 
-/// `y[i] = a·x[i] + y[i]` for `i < n` (f32).
+/// Four f32 in one 16-byte load or store (`ld.global.v4.f32`).
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+struct F32x4([f32; 4]);
+
+/// `y[i] = a·x[i] + y[i]` for `i < n` (f32). Thread `t` owns elements `4t .. 4t+4`: with both
+/// pointers 16-byte aligned it moves them as one 16-byte load of x, one of y and one store;
+/// otherwise (and for the tail) element by element. The arithmetic is the same
+/// `lockstep_shared::axpy::axpy` either way.
 ///
 /// # Safety
-/// `x` and `y` hold `n` elements each and do not overlap; grid ≤ 2^32 threads.
+/// `x` and `y` hold `n` elements each and do not overlap; grid ≥ ceil(n/4) threads, ≤ 2^32.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn saxpy(n: u32, a: f32, x: *const f32, y: *mut f32) {
-    let i = index_1d();
-    if i < n {
-        let i = i as usize;
-        // SAFETY: i < n and the launcher checked both lengths are n.
-        unsafe { *y.add(i) = axpy(a, *x.add(i), *y.add(i)) };
+    let t = index_1d() as usize;
+    let first = t * SAXPY_PER_THREAD as usize;
+    let n = n as usize;
+    let aligned = (x as usize | y as usize) % 16 == 0;
+    if aligned && first + 4 <= n {
+        // SAFETY: elements first..first+4 are below n; both pointers are 16-byte aligned, so
+        // element `first` (a multiple of 4) starts a whole F32x4.
+        unsafe {
+            let xv = (x as *const F32x4).add(t).read();
+            let yv = (y as *const F32x4).add(t).read();
+            let mut out = [0.0f32; 4];
+            for k in 0..4 {
+                out[k] = axpy(a, xv.0[k], yv.0[k]);
+            }
+            (y as *mut F32x4).add(t).write(F32x4(out));
+        }
+    } else {
+        let mut i = first;
+        while i < n && i < first + 4 {
+            // SAFETY: i < n and the launcher checked both lengths are n.
+            unsafe { *y.add(i) = axpy(a, *x.add(i), *y.add(i)) };
+            i += 1;
+        }
     }
 }
 

@@ -2,6 +2,9 @@
 
 use core::ops::{Add, Mul};
 
+/// Elements each thread of the `saxpy` kernel owns: one 16-byte vector of f32.
+pub const SAXPY_PER_THREAD: u32 = 4;
+
 /// One element of `a·x + y`: a separate multiply and add, each rounded to nearest-even.
 ///
 /// Never fused: rustc keeps `mul` and `add` apart on both targets (the PTX census checks the

@@ -4,9 +4,10 @@
 use super::{download, download_into, upload};
 use crate::error::{Error, Result, cuda};
 use crate::gpu::{Gpu, arg};
-use crate::launch::{Grid1d, expect_len, len_u32};
+use crate::launch::{Grid1d, disjoint, expect_len, len_u32};
 use cust::function::Function;
 use cust::memory::{DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
+use lockstep_shared::axpy::SAXPY_PER_THREAD;
 use lockstep_shared::reduce::{BLOCK_REDUCE_THREADS, WARP_SIZE};
 
 /// Threads per block unless the caller chooses.
@@ -55,27 +56,30 @@ impl<'g> Foundation<'g> {
         &self,
         f: &Function<'_>,
         call: &'static str,
+        per_thread: u32,
         a: T,
         x: &DeviceSlice<T>,
         y: &mut DeviceSlice<T>,
     ) -> Result<()> {
         let n = len_u32("x", x.len())?;
         expect_len("y", y.len(), x.len())?;
-        let grid = Grid1d::for_len(n as u64, self.block)?;
+        let bytes = x.len() * std::mem::size_of::<T>();
         let (xp, yp) = (x.as_device_ptr(), y.as_device_ptr());
+        disjoint("x", xp.as_raw(), bytes, "y", yp.as_raw(), bytes)?;
+        let grid = Grid1d::for_len((n as u64).div_ceil(per_thread as u64), self.block)?;
         // SAFETY: parameters mirror `(n: u32, a: T, x: *const T, y: *mut T)` of the kernel;
-        // x and y hold n elements (checked above) and cannot overlap (& and &mut borrows).
+        // x and y hold n elements and do not overlap (both checked above).
         unsafe { self.gpu.launch(f, call, grid, 0, &[arg(&n), arg(&a), arg(&xp), arg(&yp)]) }
     }
 
     /// Enqueues `y ← a·x + y` (f32) on device buffers of equal length.
     pub fn saxpy_on_device(&self, a: f32, x: &DeviceSlice<f32>, y: &mut DeviceSlice<f32>) -> Result<()> {
-        self.axpy_on_device(&self.saxpy, "cuLaunchKernel(saxpy)", a, x, y)
+        self.axpy_on_device(&self.saxpy, "cuLaunchKernel(saxpy)", SAXPY_PER_THREAD, a, x, y)
     }
 
     /// Enqueues `y ← a·x + y` (f64) on device buffers of equal length.
     pub fn daxpy_on_device(&self, a: f64, x: &DeviceSlice<f64>, y: &mut DeviceSlice<f64>) -> Result<()> {
-        self.axpy_on_device(&self.daxpy, "cuLaunchKernel(daxpy)", a, x, y)
+        self.axpy_on_device(&self.daxpy, "cuLaunchKernel(daxpy)", 1, a, x, y)
     }
 
     fn axpy_host<T: DeviceCopy>(
