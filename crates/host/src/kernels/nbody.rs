@@ -151,7 +151,7 @@ fn invalid(what: &'static str, why: String) -> Error {
 /// N ≥ 1 and ≤ [`MAX_BODIES`], matching lengths, `dt` finite and > 0, `G` and ε finite and
 /// ≥ 0, masses finite and ≥ 0, positions and velocities finite.
 pub fn validate<T: NbodyFloat>(p: &Params<T>, s: &System<T>) -> Result<()> {
-    if s.pos.len() % 4 != 0 {
+    if !s.pos.len().is_multiple_of(4) {
         return Err(invalid("positions", format!("{} values: need 4 per body (x, y, z, m)", s.pos.len())));
     }
     expect_len("velocities", s.vel.len(), s.pos.len())?;
