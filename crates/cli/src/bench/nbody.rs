@@ -241,8 +241,9 @@ fn grid_row<T: NbodyFloat>(
     let mut gpu_ms = Vec::new();
     for method in [Method::Global, Method::Shared] {
         let mut dev = DeviceSystem::upload(gpu, &p, &s0)?;
+        nb.step_on_device(method, Mode::Exact, &p, &mut dev)?; // warm-up: one step, not one run
         let runs = if steps >= 1000 { 1 } else { 3 };
-        let t = time_gpu(gpu, 1, runs, || {
+        let t = time_gpu(gpu, 0, runs, || {
             for _ in 0..steps {
                 nb.step_on_device(method, Mode::Exact, &p, &mut dev)?;
             }
