@@ -158,13 +158,24 @@ unsafe fn shared_stage<T: Real, P: Pair<T>>(
         sync_threads();
         if live {
             let count = if n - base < dim { n - base } else { dim };
-            let mut q = 0;
-            while q < count {
-                if interacts(i, base + q) {
+            // Slots `lo..hi` in order, without a per-slot test: the tile that holds body i is
+            // walked as `0..me` then `me+1..count`, so the j order is unchanged and j = i is
+            // skipped exactly as `interacts` says.
+            let walk = |mut acc: [T; 3], lo: u32, hi: u32| {
+                let mut q = lo;
+                while q < hi {
                     // SAFETY: q < count ≤ blockDim.x; slot q was written before the barrier.
                     acc = P::term(acc, xi, unsafe { *tile.add(q as usize) }, eps2);
+                    q += 1;
                 }
-                q += 1;
+                acc
+            };
+            let me = i.wrapping_sub(base);
+            if me < count {
+                debug_assert!(!interacts(i, base + me));
+                acc = walk(walk(acc, 0, me), me + 1, count);
+            } else {
+                acc = walk(acc, 0, count);
             }
         }
         sync_threads();
