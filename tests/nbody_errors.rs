@@ -133,8 +133,25 @@ fn nbody_launcher_refuses_bad_input_without_launching() {
             "{bad}"
         );
     }
-    let nb = Nbody::new(gpu).unwrap();
+    // A block the kernel cannot launch (registers) is a typed error, never a CUDA failure.
+    let big = Nbody::with_block_size(gpu, 1024).unwrap();
     let (p, s0) = good();
+    for method in [Method::Global, Method::Shared] {
+        for mode in [Mode::Exact, Mode::Fast] {
+            let max = big.max_block_size::<f64>(method, mode).unwrap();
+            assert!((256..=1024).contains(&max) && max % 32 == 0, "{max}");
+            let mut s = s0.clone();
+            match big.run(method, mode, &p, &mut s, 1) {
+                Ok(()) => assert_eq!(max, 1024),
+                Err(e) => {
+                    assert!(max < 1024 && matches!(e, Error::InvalidInput { what: "block size", .. }), "{e}");
+                    assert!(e.to_string().contains(&format!("at most {max}")), "{e}");
+                    assert_eq!(s, s0);
+                }
+            }
+        }
+    }
+    let nb = Nbody::new(gpu).unwrap();
     let mut s = s0.clone();
     let e = nb.run(Method::Shared, Mode::Exact, &Params { dt: -1.0, ..p }, &mut s, 5).unwrap_err();
     assert!(matches!(e, Error::InvalidInput { what: "time step", .. }), "{e}");

@@ -34,6 +34,22 @@ fn setup<T: NbodyFloat>(n: usize, seed: u64, zero_eps: bool, coincide: bool) -> 
     (p, s)
 }
 
+/// A launcher with `block` threads, or the kernel's largest block if `block` is more than it
+/// can launch (the tiled f64 kernel needs > 64 registers, so 1024 threads do not fit).
+fn fitting<'g>(
+    gpu: &'g lockstep::Gpu,
+    block: u32,
+    method: Method,
+    mode: Mode,
+    prec: &str,
+) -> Result<Nbody<'g>, TestCaseError> {
+    let nb = Nbody::with_block_size(gpu, block)?;
+    let max =
+        if prec == "f32" { nb.max_block_size::<f32>(method, mode)? } else { nb.max_block_size::<f64>(method, mode)? };
+    prop_assert!(max >= 256, "{prec} {method:?} {mode:?}: at most {max} threads per block");
+    Ok(if block > max { Nbody::with_block_size(gpu, max)? } else { nb })
+}
+
 fn exact_case<T: NbodyFloat + lockstep_parity::Bits>(
     method: Method,
     n: usize,
@@ -44,7 +60,8 @@ fn exact_case<T: NbodyFloat + lockstep_parity::Bits>(
     coincide: bool,
 ) -> Result<(), TestCaseError> {
     let Some(gpu) = gpu()? else { return Ok(()) };
-    let nb = Nbody::with_block_size(gpu, block)?;
+    let nb = fitting(gpu, block, method, Mode::Exact, T::NAME)?;
+    let block = nb.block_size();
     let (p, s0) = setup::<T>(n, seed, zero_eps, coincide);
     let mut want = s0.clone();
     cpu::run_seq(&p, &mut want, steps)?;
@@ -69,7 +86,8 @@ fn fast_case<T: NbodyFloat>(
     tol: f64,
 ) -> Result<(), TestCaseError> {
     let Some(gpu) = gpu()? else { return Ok(()) };
-    let nb = Nbody::with_block_size(gpu, block)?;
+    let nb = fitting(gpu, block, method, Mode::Fast, T::NAME)?;
+    let block = nb.block_size();
     let (p, s0) = setup::<T>(n, seed, false, false);
     let mut want = s0.clone();
     cpu::run_seq(&p, &mut want, steps)?;

@@ -10,7 +10,7 @@ use super::upload;
 use crate::error::{Error, Result, cuda};
 use crate::gpu::{Gpu, arg};
 use crate::launch::{Grid1d, expect_len};
-use cust::function::Function;
+use cust::function::{Function, FunctionAttribute};
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DevicePointer};
 use lockstep_shared::nbody::{Real, STAGES};
 
@@ -244,6 +244,11 @@ impl<T: NbodyFloat> DeviceSystem<T> {
     }
 }
 
+/// Position of a kernel in `Nbody::f32s` / `f64s`.
+fn kernel_index(method: Method, mode: Mode) -> usize {
+    2 * (method == Method::Shared) as usize + (mode == Mode::Fast) as usize
+}
+
 /// The N-body kernels, loaded and ready.
 pub struct Nbody<'g> {
     gpu: &'g Gpu,
@@ -284,6 +289,16 @@ impl<'g> Nbody<'g> {
         self.block
     }
 
+    /// The largest block size (a multiple of 32) this GPU can launch the `T` kernel of
+    /// `method`/`mode` with: registers per thread can make it less than 1024 (the tiled f64
+    /// kernel needs more than 64).
+    pub fn max_block_size<T: NbodyFloat>(&self, method: Method, mode: Mode) -> Result<u32> {
+        let (_, f) = &T::kernels(self)[kernel_index(method, mode)];
+        self.gpu.bind()?;
+        let max = f.get_attribute(FunctionAttribute::MaxThreadsPerBlock).map_err(cuda("cuFuncGetAttribute"))?;
+        Ok((max.clamp(0, 1024) as u32) / 32 * 32)
+    }
+
     /// Enqueues RK4 stage `stage` (0..4) on `dev`. Four stages in order make one step.
     pub fn stage_on_device<T: NbodyFloat>(
         &self,
@@ -299,7 +314,18 @@ impl<'g> Nbody<'g> {
         if !(p.dt.finite() && p.dt > T::ZERO) {
             return Err(invalid("time step", format!("dt = {}: it must be finite and > 0", p.dt)));
         }
-        let (call, f) = &T::kernels(self)[2 * (method == Method::Shared) as usize + (mode == Mode::Fast) as usize];
+        let max = self.max_block_size::<T>(method, mode)?;
+        if self.block > max {
+            return Err(invalid(
+                "block size",
+                format!(
+                    "{} threads per block, but the {} {method:?} {mode:?} kernel runs at most {max} per block on this GPU (registers); use {max} or less",
+                    self.block,
+                    T::NAME
+                ),
+            ));
+        }
+        let (call, f) = &T::kernels(self)[kernel_index(method, mode)];
         let grid = Grid1d::for_len(dev.n as u64, self.block)?;
         let n = dev.n;
         let (g, eps2, h) = (p.g, p.eps2(), p.dt);
