@@ -39,7 +39,8 @@ enum Suite {
         #[arg(long)]
         record: Option<PathBuf>,
     },
-    /// The seed's grid: N × steps, f32/f64, GPU (both kernels, exact) vs CPU (1 thread, all threads).
+    /// The seed's grid: N × steps, f32/f64, GPU (exact kernels) vs CPU (1 thread, all threads);
+    /// about 90 s on an H200 with the defaults.
     Grid {
         /// Body counts.
         #[arg(long, value_delimiter = ',', default_values_t = [256usize, 1024, 4096])]
@@ -48,8 +49,11 @@ enum Suite {
         #[arg(long, value_delimiter = ',', default_values_t = [1u64, 10, 100, 1000, 10000])]
         steps: Vec<u64>,
         /// CPU seconds per cell at most; longer runs are extrapolated from fewer steps (marked *).
-        #[arg(long, default_value_t = 1.0)]
+        #[arg(long, default_value_t = 0.4)]
         cpu_budget: f64,
+        /// GPU kernels: global, shared (both: about 3 minutes on an H200 with the default grid).
+        #[arg(long, value_delimiter = ',', default_values_t = ["shared".to_string()])]
+        kernel: Vec<String>,
         /// Append Markdown rows to this file.
         #[arg(long)]
         record: Option<PathBuf>,
@@ -74,7 +78,9 @@ enum Suite {
 pub fn run(args: Args) -> anyhow::Result<()> {
     match args.suite {
         Suite::Throughput { n, kernel, block, runs, record } => throughput(&n, &kernel, block, runs, record),
-        Suite::Grid { n, steps, cpu_budget, record } => grid(&n, &steps, cpu_budget, record),
+        Suite::Grid { n, steps, cpu_budget, kernel, record } => {
+            grid(&n, &steps, cpu_budget, &methods(&kernel)?, record)
+        }
         Suite::Matmul { n, edge, runs, record } => matmul(&n, &edge, runs, record),
     }
 }
@@ -220,6 +226,7 @@ fn grid_row<T: NbodyFloat>(
     n: usize,
     steps: u64,
     budget: f64,
+    kernels: &[Method],
     per_step: &mut std::collections::HashMap<(usize, bool, &'static str), f64>,
 ) -> anyhow::Result<Vec<String>> {
     let s0 = init::ball(n, 1.0, 1.0, 1).convert::<T>();
@@ -238,8 +245,8 @@ fn grid_row<T: NbodyFloat>(
     };
     let (c1, x1) = cpu_col(false);
     let (cn, xn) = cpu_col(true);
-    let mut gpu_ms = Vec::new();
-    for method in [Method::Global, Method::Shared] {
+    let mut gpu_ms = vec![f64::NAN; 2];
+    for &method in kernels {
         let mut dev = DeviceSystem::upload(gpu, &p, &s0)?;
         nb.step_on_device(method, Mode::Exact, &p, &mut dev)?; // warm-up: one step, not one run
         let runs = if steps >= 1000 { 1 } else { 3 };
@@ -249,24 +256,26 @@ fn grid_row<T: NbodyFloat>(
             }
             Ok(())
         })?;
-        gpu_ms.push(t.median_ms());
+        gpu_ms[(method == Method::Shared) as usize] = t.median_ms();
     }
     let star = |x: bool| if x { "*" } else { "" };
-    let best = gpu_ms[0].min(gpu_ms[1]);
+    let best = gpu_ms[0].min(gpu_ms[1]); // f64::min ignores the NaN of a kernel not run
+    let ms = |v: f64| if v.is_nan() { "-".to_string() } else { format!("{v:.3}") };
     Ok(vec![
         n.to_string(),
         steps.to_string(),
         T::NAME.to_string(),
         format!("{c1:.3}{}", star(x1)),
         format!("{cn:.3}{}", star(xn)),
-        format!("{:.3}", gpu_ms[0]),
-        format!("{:.3}", gpu_ms[1]),
+        ms(gpu_ms[0]),
+        ms(gpu_ms[1]),
         format!("{:.1}", c1 / best),
         format!("{:.1}", cn / best),
     ])
 }
 
-fn grid(ns: &[usize], steps: &[u64], budget: f64, record: Option<PathBuf>) -> anyhow::Result<()> {
+fn grid(ns: &[usize], steps: &[u64], budget: f64, kernels: &[Method], record: Option<PathBuf>) -> anyhow::Result<()> {
+    anyhow::ensure!(!kernels.is_empty(), "--kernel: name at least one of global, shared");
     let gpu = Gpu::new()?;
     let nb = Nbody::new(&gpu)?;
     let threads = rayon::current_num_threads();
@@ -292,9 +301,9 @@ fn grid(ns: &[usize], steps: &[u64], budget: f64, record: Option<PathBuf>) -> an
         for prec in ["f32", "f64"] {
             for &s in steps {
                 let row = if prec == "f32" {
-                    grid_row::<f32>(&gpu, &nb, n, s, budget, &mut per_step)?
+                    grid_row::<f32>(&gpu, &nb, n, s, budget, kernels, &mut per_step)?
                 } else {
-                    grid_row::<f64>(&gpu, &nb, n, s, budget, &mut per_step)?
+                    grid_row::<f64>(&gpu, &nb, n, s, budget, kernels, &mut per_step)?
                 };
                 println!("| {} |", row.join(" | "));
                 if let Some(path) = &record {
