@@ -162,15 +162,7 @@ pub fn validate<T: NbodyFloat>(p: &Params<T>, s: &System<T>) -> Result<()> {
     if n > MAX_BODIES {
         return Err(Error::TooLarge { what: "body count", value: n as u64, max: MAX_BODIES as u64 });
     }
-    if !(p.dt.finite() && p.dt > T::ZERO) {
-        return Err(invalid("time step", format!("dt = {}: it must be finite and > 0", p.dt)));
-    }
-    if !(p.g.finite() && p.g >= T::ZERO) {
-        return Err(invalid("gravitational constant", format!("G = {}: it must be finite and >= 0", p.g)));
-    }
-    if !(p.eps.finite() && p.eps >= T::ZERO) {
-        return Err(invalid("softening", format!("eps = {}: it must be finite and >= 0", p.eps)));
-    }
+    validate_params(p)?;
     for i in 0..n {
         let m = s.pos[4 * i + 3];
         if !(m.finite() && m >= T::ZERO) {
@@ -182,6 +174,20 @@ pub fn validate<T: NbodyFloat>(p: &Params<T>, s: &System<T>) -> Result<()> {
         if !s.vel[4 * i..4 * i + 3].iter().all(|v| v.finite()) {
             return Err(invalid("velocity", format!("body {i} has a non-finite velocity")));
         }
+    }
+    Ok(())
+}
+
+/// Checks the parameters alone: `dt` finite and > 0, `G` and ε finite and ≥ 0.
+pub fn validate_params<T: NbodyFloat>(p: &Params<T>) -> Result<()> {
+    if !(p.dt.finite() && p.dt > T::ZERO) {
+        return Err(invalid("time step", format!("dt = {}: it must be finite and > 0", p.dt)));
+    }
+    if !(p.g.finite() && p.g >= T::ZERO) {
+        return Err(invalid("gravitational constant", format!("G = {}: it must be finite and >= 0", p.g)));
+    }
+    if !(p.eps.finite() && p.eps >= T::ZERO) {
+        return Err(invalid("softening", format!("eps = {}: it must be finite and >= 0", p.eps)));
     }
     Ok(())
 }
@@ -311,9 +317,7 @@ impl<'g> Nbody<'g> {
         if stage >= STAGES {
             return Err(invalid("RK4 stage", format!("{stage}: stages are 0..4")));
         }
-        if !(p.dt.finite() && p.dt > T::ZERO) {
-            return Err(invalid("time step", format!("dt = {}: it must be finite and > 0", p.dt)));
-        }
+        validate_params(p)?;
         let max = self.max_block_size::<T>(method, mode)?;
         if self.block > max {
             return Err(invalid(
