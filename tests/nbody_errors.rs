@@ -166,6 +166,11 @@ fn nbody_launcher_refuses_bad_input_without_launching() {
         nb.stage_on_device(Method::Global, Mode::Exact, &p, 4, &mut dev),
         Err(Error::InvalidInput { what: "RK4 stage", .. })
     ));
+    let bad_eps = Params { eps: f64::NAN, ..p };
+    assert!(matches!(
+        nb.stage_on_device(Method::Shared, Mode::Fast, &bad_eps, 0, &mut dev),
+        Err(Error::InvalidInput { what: "softening", .. })
+    ));
     assert!(nb.run_observed(Method::Global, Mode::Exact, &p, &mut s, 3, 0, |_, _| Ok(())).is_err());
     assert_eq!(s, s0);
 }
