@@ -90,6 +90,13 @@ fn exact_kernels_have_no_fma_approx_ftz_or_spills() {
     let funcs = lockstep_ptx_builder::census::functions(lockstep::ptx::MODULE);
     for kernel in lockstep::ptx::KERNELS {
         let f = funcs.iter().find(|f| f.name == *kernel).unwrap_or_else(|| panic!("{kernel} not in census"));
+        // Kernels named `*_fast` are an explicit fast mode (e.g. nbody's FMA + rsqrt.approx),
+        // checked against their CPU reference with a stated tolerance instead of bit for bit.
+        // They may fuse and approximate, but never flush subnormals.
+        if kernel.ends_with("_fast") {
+            assert_eq!(f.ftz, 0, "{kernel}: ftz in a fast kernel: {f:?}");
+            continue;
+        }
         assert_eq!((f.fma, f.approx, f.ftz), (0, 0, 0), "{kernel}: fma/approx/ftz in an exact kernel: {f:?}");
     }
     // Only the libm kernel may use a local stack (libm's sin reduction keeps an array there).

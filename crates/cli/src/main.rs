@@ -4,10 +4,12 @@
 //! lockstep demo                     every kernel on the GPU (or the CPU references), checked
 //! lockstep bench smoke [--record F] saxpy f32 at 2^28 elements vs a device-to-device copy
 //! lockstep info                     the GPU, its memory and the embedded PTX
+//! lockstep nbody [--n N --steps S …] N-body RK4 with a progress bar, --out traj.npy, --plot energy.png
 //! ```
 
 mod bench;
 mod demo;
+mod nbody;
 #[allow(dead_code)] // used by the families' --plot options as they land
 mod plot;
 
@@ -35,6 +37,8 @@ enum Command {
     },
     /// The GPU, its memory and the embedded PTX module.
     Info,
+    /// N-body with RK4 (GPU exact/fast, global/shared, f32/f64; or the CPU twin).
+    Nbody(nbody::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -42,6 +46,7 @@ fn main() -> anyhow::Result<()> {
         Command::Demo { n } => demo::run(n),
         Command::Bench { which } => bench::run(which),
         Command::Info => info(),
+        Command::Nbody(args) => nbody::run(args),
     }
 }
 

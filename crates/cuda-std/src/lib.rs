@@ -26,6 +26,7 @@
 #![warn(missing_docs)]
 
 pub mod atomic;
+pub mod math;
 pub mod shared;
 pub mod thread;
 pub mod warp;

@@ -10,3 +10,7 @@
 
 #[cfg(target_arch = "nvptx64")]
 pub mod foundation;
+#[cfg(target_arch = "nvptx64")]
+pub mod matmul;
+#[cfg(target_arch = "nvptx64")]
+pub mod nbody;

@@ -13,9 +13,12 @@
 //! - every reduction order is written down as data (see [`reduce`]) so the device's shuffle or
 //!   shared-memory tree and the host's loop combine the same pairs.
 #![no_std]
+#![feature(core_float_math)] // core::{f32,f64}::math::{sqrt, mul_add} (nbody)
 #![warn(missing_docs)]
 
 pub mod axpy;
+pub mod matmul;
+pub mod nbody;
 pub mod predicate;
 pub mod reduce;
 pub mod special;

@@ -7,6 +7,8 @@
 //! and host-slice methods that copy in, launch, and copy out.
 
 pub mod foundation;
+pub mod matmul;
+pub mod nbody;
 
 use crate::error::{Result, cuda};
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy};

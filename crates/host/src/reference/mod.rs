@@ -3,3 +3,5 @@
 //! and the GPU give the same bits.
 
 pub mod foundation;
+pub mod matmul;
+pub mod nbody;

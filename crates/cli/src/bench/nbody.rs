@@ -1,0 +1,415 @@
+//! `lockstep bench nbody <throughput | grid | matmul>`: the N-body and matrix-product benchmarks
+//! of issue #5. CUDA-event medians after warm-up; the GPU's name and the bound next to each
+//! figure; `--record FILE` appends Markdown rows.
+
+use lockstep::kernels::matmul::{MatElem, MatKernel, Matmul};
+use lockstep::kernels::nbody::{DeviceSystem, Method, Mode, Nbody, NbodyFloat, Params, System};
+use lockstep::reference::matmul as mcpu;
+use lockstep::reference::nbody::{self as cpu, init};
+use lockstep::timing::time_gpu;
+use lockstep::{DeviceBuffer, Gpu};
+use lockstep_shared::matmul::MODEL_MAX_N_I32;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Options of `lockstep bench nbody`.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    suite: Suite,
+}
+
+#[derive(clap::Subcommand)]
+enum Suite {
+    /// Body–body interactions per second of one force evaluation (one RK4 stage), N = 4096 … 262144.
+    Throughput {
+        /// Body counts.
+        #[arg(long, value_delimiter = ',', default_values_t = [4096usize, 16384, 65536, 262144])]
+        n: Vec<usize>,
+        /// Kernels: global, shared.
+        #[arg(long, value_delimiter = ',', default_values_t = ["shared".to_string()])]
+        kernel: Vec<String>,
+        /// Threads per block = bodies per tile.
+        #[arg(long, default_value_t = 256)]
+        block: u32,
+        /// Timed runs per figure (after 2 warm-up runs).
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// Append Markdown rows to this file.
+        #[arg(long)]
+        record: Option<PathBuf>,
+    },
+    /// The seed's grid: N × steps, f32/f64, GPU (exact kernels) vs CPU (1 thread, all threads);
+    /// about 90 s on an H200 with the defaults.
+    Grid {
+        /// Body counts.
+        #[arg(long, value_delimiter = ',', default_values_t = [256usize, 1024, 4096])]
+        n: Vec<usize>,
+        /// Step counts.
+        #[arg(long, value_delimiter = ',', default_values_t = [1u64, 10, 100, 1000, 10000])]
+        steps: Vec<u64>,
+        /// CPU seconds per cell at most; longer runs are extrapolated from fewer steps (marked *).
+        #[arg(long, default_value_t = 0.4)]
+        cpu_budget: f64,
+        /// GPU kernels: global, shared (both: about 3 minutes on an H200 with the default grid).
+        #[arg(long, value_delimiter = ',', default_values_t = ["shared".to_string()])]
+        kernel: Vec<String>,
+        /// Append Markdown rows to this file.
+        #[arg(long)]
+        record: Option<PathBuf>,
+    },
+    /// Integer matrix product: N × threads per block, global and shared kernels vs the CPU.
+    Matmul {
+        /// Matrix sizes.
+        #[arg(long, value_delimiter = ',', default_values_t = [16usize, 32, 64, 100, 128, 256, 512, 1000, 1024])]
+        n: Vec<usize>,
+        /// Block edges (threads per block = edge²).
+        #[arg(long, value_delimiter = ',', default_values_t = [1u32, 2, 4, 8, 16])]
+        edge: Vec<u32>,
+        /// Timed runs per figure.
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// Append Markdown rows to this file.
+        #[arg(long)]
+        record: Option<PathBuf>,
+    },
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    match args.suite {
+        Suite::Throughput { n, kernel, block, runs, record } => throughput(&n, &kernel, block, runs, record),
+        Suite::Grid { n, steps, cpu_budget, kernel, record } => {
+            grid(&n, &steps, cpu_budget, &methods(&kernel)?, record)
+        }
+        Suite::Matmul { n, edge, runs, record } => matmul(&n, &edge, runs, record),
+    }
+}
+
+/// Peer (nvcc -O3, tiled CUDA C++, H200, 2026-11-21) interactions/s from the issue.
+fn peer(n: usize, prec: &str, mode: Mode) -> Option<f64> {
+    let v = match (n, prec, mode) {
+        (262_144, "f32", Mode::Fast) => 1.47e12,
+        (262_144, "f32", Mode::Exact) => 7.3e11,
+        (262_144, "f64", Mode::Fast) => 6.8e11,
+        (262_144, "f64", Mode::Exact) => 3.2e11,
+        (65_536, "f32", Mode::Fast) => 1.35e12,
+        (65_536, "f32", Mode::Exact) => 5.9e11,
+        (65_536, "f64", Mode::Fast) => 5.9e11,
+        (65_536, "f64", Mode::Exact) => 2.6e11,
+        _ => return None,
+    };
+    Some(v)
+}
+
+fn methods(names: &[String]) -> anyhow::Result<Vec<Method>> {
+    names
+        .iter()
+        .map(|k| match k.as_str() {
+            "global" => Ok(Method::Global),
+            "shared" => Ok(Method::Shared),
+            other => anyhow::bail!("unknown kernel {other}: use global or shared"),
+        })
+        .collect()
+}
+
+fn stage_rate<T: NbodyFloat>(
+    gpu: &Gpu,
+    nb: &Nbody<'_>,
+    method: Method,
+    mode: Mode,
+    n: usize,
+    runs: usize,
+) -> anyhow::Result<f64> {
+    let s = init::plummer(n, 1).convert::<T>();
+    let p = Params { g: T::from_f64(1.0), eps: T::from_f64(0.01), dt: T::from_f64(0.001) };
+    let mut dev = DeviceSystem::upload(gpu, &p, &s)?;
+    let t = time_gpu(gpu, 2, runs, || nb.stage_on_device(method, mode, &p, 0, &mut dev))?;
+    Ok((n as f64) * (n as f64) / (t.median_ms() * 1e-3))
+}
+
+fn throughput(
+    ns: &[usize],
+    kernels: &[String],
+    block: u32,
+    runs: usize,
+    record: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    anyhow::ensure!(runs >= 1, "--runs must be at least 1");
+    let gpu = Gpu::new()?;
+    let nb = Nbody::with_block_size(&gpu, block)?;
+    let sms = gpu.attribute(cust::device::DeviceAttribute::MultiprocessorCount)?;
+    println!("GPU: {} ({sms} SMs), PTX {}, block {block}", gpu.name(), lockstep::ptx::ARCH);
+    println!("interactions/s = N² / median time of one force evaluation (one RK4 stage; a step is four)");
+    println!("bound: fp32 ≈ 2.8e12 interactions/s on H100/H200 (66.9 TFLOP/s at 20 flop per interaction)");
+    println!(
+        "{:>8} {:>7} {:>4} {:>6} {:>12} {:>12} {:>8}",
+        "N", "kernel", "prec", "mode", "inter./s", "peer", "vs peer"
+    );
+    for method in methods(kernels)? {
+        for &n in ns {
+            for prec in ["f32", "f64"] {
+                for mode in [Mode::Exact, Mode::Fast] {
+                    let rate = if prec == "f32" {
+                        stage_rate::<f32>(&gpu, &nb, method, mode, n, runs)?
+                    } else {
+                        stage_rate::<f64>(&gpu, &nb, method, mode, n, runs)?
+                    };
+                    let pr = peer(n, prec, mode);
+                    let vs = pr.map(|p| format!("{:.2}×", rate / p)).unwrap_or_else(|| "-".into());
+                    let pr_s = pr.map(|p| format!("{p:.2e}")).unwrap_or_else(|| "-".into());
+                    println!(
+                        "{n:>8} {:>7} {prec:>4} {:>6} {rate:>12.3e} {pr_s:>12} {vs:>8}",
+                        format!("{method:?}"),
+                        format!("{mode:?}")
+                    );
+                    if let Some(path) = &record {
+                        super::record_row(
+                            path,
+                            &[
+                                "date (UTC)",
+                                "GPU",
+                                "N",
+                                "kernel",
+                                "precision",
+                                "mode",
+                                "block",
+                                "interactions/s",
+                                "peer (nvcc, H200)",
+                                "vs peer",
+                                "PTX arch",
+                            ],
+                            &[
+                                super::today(),
+                                gpu.name().to_string(),
+                                n.to_string(),
+                                format!("{method:?}"),
+                                prec.to_string(),
+                                format!("{mode:?}"),
+                                block.to_string(),
+                                format!("{rate:.3e}"),
+                                pr_s,
+                                vs,
+                                lockstep::ptx::ARCH.to_string(),
+                            ],
+                        )?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// CPU milliseconds for `steps` steps, measured on at most `budget` seconds and extrapolated.
+fn cpu_ms<T: NbodyFloat>(s0: &System<T>, p: &Params<T>, steps: u64, par: bool, budget: f64) -> (f64, bool) {
+    let mut s = s0.clone();
+    let t = Instant::now();
+    let mut done = 0;
+    while done < steps {
+        if par {
+            cpu::step_par(p, &mut s)
+        } else {
+            cpu::step_seq(p, &mut s)
+        }
+        done += 1;
+        if t.elapsed().as_secs_f64() > budget && done < steps {
+            break;
+        }
+    }
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    (ms * steps as f64 / done as f64, done < steps)
+}
+
+fn grid_row<T: NbodyFloat>(
+    gpu: &Gpu,
+    nb: &Nbody<'_>,
+    n: usize,
+    steps: u64,
+    budget: f64,
+    kernels: &[Method],
+    per_step: &mut std::collections::HashMap<(usize, bool, &'static str), f64>,
+) -> anyhow::Result<Vec<String>> {
+    let s0 = init::ball(n, 1.0, 1.0, 1).convert::<T>();
+    let p = Params { g: T::from_f64(1.0), eps: T::from_f64(0.01), dt: T::from_f64(0.01) };
+    // CPU: measured once per (N, threads) on up to `budget` seconds, then per step × steps.
+    let mut cpu_col = |par: bool| {
+        let key = (n, par, T::NAME);
+        if let Some(&ms) = per_step.get(&key) {
+            return (ms * steps as f64, steps > 1);
+        }
+        let (ms, extrapolated) = cpu_ms(&s0, &p, steps, par, budget);
+        if extrapolated {
+            per_step.insert(key, ms / steps as f64);
+        }
+        (ms, extrapolated)
+    };
+    let (c1, x1) = cpu_col(false);
+    let (cn, xn) = cpu_col(true);
+    let mut gpu_ms = vec![f64::NAN; 2];
+    for &method in kernels {
+        let mut dev = DeviceSystem::upload(gpu, &p, &s0)?;
+        nb.step_on_device(method, Mode::Exact, &p, &mut dev)?; // warm-up: one step, not one run
+        let runs = if steps >= 1000 { 1 } else { 3 };
+        let t = time_gpu(gpu, 0, runs, || {
+            for _ in 0..steps {
+                nb.step_on_device(method, Mode::Exact, &p, &mut dev)?;
+            }
+            Ok(())
+        })?;
+        gpu_ms[(method == Method::Shared) as usize] = t.median_ms();
+    }
+    let star = |x: bool| if x { "*" } else { "" };
+    let best = gpu_ms[0].min(gpu_ms[1]); // f64::min ignores the NaN of a kernel not run
+    let ms = |v: f64| if v.is_nan() { "-".to_string() } else { format!("{v:.3}") };
+    Ok(vec![
+        n.to_string(),
+        steps.to_string(),
+        T::NAME.to_string(),
+        format!("{c1:.3}{}", star(x1)),
+        format!("{cn:.3}{}", star(xn)),
+        ms(gpu_ms[0]),
+        ms(gpu_ms[1]),
+        format!("{:.1}", c1 / best),
+        format!("{:.1}", cn / best),
+    ])
+}
+
+fn grid(ns: &[usize], steps: &[u64], budget: f64, kernels: &[Method], record: Option<PathBuf>) -> anyhow::Result<()> {
+    anyhow::ensure!(!kernels.is_empty(), "--kernel: name at least one of global, shared");
+    let gpu = Gpu::new()?;
+    let nb = Nbody::new(&gpu)?;
+    let threads = rayon::current_num_threads();
+    println!("GPU: {} (exact kernels, block 256) vs CPU twin: 1 thread and {threads} threads", gpu.name());
+    println!("times in ms for the whole run (upload excluded); * = CPU extrapolated from the steps done in {budget} s");
+    println!(
+        "seed (thesis, 2010s GPU): best speedups over one CPU core 121× (f32, shared, N = 4096, 10 steps), 14.56× (f64)"
+    );
+    let header = [
+        "N",
+        "steps",
+        "prec",
+        "CPU 1 thread ms",
+        &format!("CPU {threads} threads ms"),
+        "GPU global ms",
+        "GPU shared ms",
+        "speedup vs 1 thread",
+        &format!("speedup vs {threads} threads"),
+    ];
+    println!("| {} |", header.join(" | "));
+    let mut per_step = std::collections::HashMap::new();
+    for &n in ns {
+        for prec in ["f32", "f64"] {
+            for &s in steps {
+                let row = if prec == "f32" {
+                    grid_row::<f32>(&gpu, &nb, n, s, budget, kernels, &mut per_step)?
+                } else {
+                    grid_row::<f64>(&gpu, &nb, n, s, budget, kernels, &mut per_step)?
+                };
+                println!("| {} |", row.join(" | "));
+                if let Some(path) = &record {
+                    let mut h: Vec<&str> = vec!["date (UTC)", "GPU"];
+                    h.extend(header.iter().copied());
+                    let mut r = vec![super::today(), gpu.name().to_string()];
+                    r.extend(row);
+                    super::record_row(path, &h, &r)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn matmul_n<T: MatElem>(
+    gpu: &Gpu,
+    m: &Matmul<'_>,
+    n: usize,
+    edges: &[u32],
+    runs: usize,
+) -> anyhow::Result<Vec<(String, f64)>> {
+    let a: Vec<T> = mcpu::model_matrix(n);
+    let da = DeviceBuffer::from_slice(&a)?;
+    let db = DeviceBuffer::from_slice(&a)?;
+    let mut dc = DeviceBuffer::from_slice(&a)?;
+    let want = mcpu::multiply_par(n, &a, &a);
+    let mut out = Vec::new();
+    for &e in edges {
+        for k in [MatKernel::Global { block: (e, e) }, MatKernel::Shared { tile: e }] {
+            let t = time_gpu(gpu, 2, runs, || m.multiply_on_device(k, n, &da, &db, &mut dc))?;
+            let mut got = vec![T::default(); n * n];
+            cust::memory::CopyDestination::copy_to(&*dc, &mut got[..])?;
+            anyhow::ensure!(got == want, "{k:?} N = {n}: GPU result differs from the CPU");
+            let name = match k {
+                MatKernel::Global { .. } => format!("global {e}×{e}"),
+                MatKernel::Shared { .. } => format!("shared {e}×{e}"),
+            };
+            out.push((name, t.median_ms()));
+        }
+    }
+    Ok(out)
+}
+
+fn matmul(ns: &[usize], edges: &[u32], runs: usize, record: Option<PathBuf>) -> anyhow::Result<()> {
+    anyhow::ensure!(runs >= 1, "--runs must be at least 1");
+    let gpu = Gpu::new()?;
+    let m = Matmul::new(&gpu)?;
+    println!("GPU: {}; model matrices A(n, m) = n + m − 1; i32 up to N = {MODEL_MAX_N_I32}, i64 above", gpu.name());
+    println!("seed: best GPU speedups over one CPU core 479× (global) and 3167× (shared) at N = 1024");
+    println!(
+        "{:>5} {:>4} {:>14} {:>10} {:>10} {:>10} {:>10}",
+        "N", "type", "kernel", "GPU ms", "CPU1 ms", "x CPU1", "x CPUall"
+    );
+    for &n in ns {
+        let i32_ok = n as u64 <= MODEL_MAX_N_I32;
+        let t1 = Instant::now();
+        let _ = if i32_ok {
+            mcpu::multiply_seq::<i32>(n, &mcpu::model_matrix(n), &mcpu::model_matrix(n)).len()
+        } else {
+            mcpu::multiply_seq::<i64>(n, &mcpu::model_matrix(n), &mcpu::model_matrix(n)).len()
+        };
+        let cpu1 = t1.elapsed().as_secs_f64() * 1e3;
+        let tp = Instant::now();
+        let _ = if i32_ok {
+            mcpu::multiply_par::<i32>(n, &mcpu::model_matrix(n), &mcpu::model_matrix(n)).len()
+        } else {
+            mcpu::multiply_par::<i64>(n, &mcpu::model_matrix(n), &mcpu::model_matrix(n)).len()
+        };
+        let cpun = tp.elapsed().as_secs_f64() * 1e3;
+        let rows = if i32_ok {
+            matmul_n::<i32>(&gpu, &m, n, edges, runs)?
+        } else {
+            matmul_n::<i64>(&gpu, &m, n, edges, runs)?
+        };
+        let ty = if i32_ok { "i32" } else { "i64" };
+        for (name, ms) in rows {
+            println!("{n:>5} {ty:>4} {name:>14} {ms:>10.4} {cpu1:>10.3} {:>10.1} {:>10.1}", cpu1 / ms, cpun / ms);
+            if let Some(path) = &record {
+                super::record_row(
+                    path,
+                    &[
+                        "date (UTC)",
+                        "GPU",
+                        "N",
+                        "type",
+                        "kernel",
+                        "GPU ms",
+                        "CPU 1 thread ms",
+                        "CPU all threads ms",
+                        "speedup vs 1 thread",
+                    ],
+                    &[
+                        super::today(),
+                        gpu.name().to_string(),
+                        n.to_string(),
+                        ty.to_string(),
+                        name.clone(),
+                        format!("{ms:.4}"),
+                        format!("{cpu1:.3}"),
+                        format!("{cpun:.3}"),
+                        format!("{:.1}", cpu1 / ms),
+                    ],
+                )?;
+            }
+        }
+    }
+    Ok(())
+}

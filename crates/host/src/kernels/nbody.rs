@@ -1,0 +1,417 @@
+//! Launchers for `crates/kernels/src/nbody.rs`: RK4 N-body steps on the GPU, global-memory or
+//! shared-memory tiled, exact (bit-identical to [`crate::reference::nbody`]) or fast.
+//!
+//! State layout (host and device): `pos` holds `x, y, z, m` per body, `vel` holds
+//! `vx, vy, vz, w` (`w` is carried along untouched; 0 by convention). One step is four stage
+//! launches (see the kernel module); scratch on the device is three stage accelerations and two
+//! stage-position buffers, `28·n·size_of::<T>()` bytes in all.
+
+use super::upload;
+use crate::error::{Error, Result, cuda};
+use crate::gpu::{Gpu, arg};
+use crate::launch::{Grid1d, expect_len};
+use cust::function::{Function, FunctionAttribute};
+use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DevicePointer};
+use lockstep_shared::nbody::{Real, STAGES};
+
+/// Threads per block (and bodies per tile) unless the caller chooses.
+pub const DEFAULT_BLOCK: u32 = 256;
+
+/// Largest body count (device indices are `u32`; tiles add a block to the index).
+pub const MAX_BODIES: usize = 1 << 30;
+
+/// Which kernel computes the forces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// Every thread reads every body from global memory.
+    Global,
+    /// Bodies staged through shared memory, one tile of `block` bodies at a time.
+    Shared,
+}
+
+/// Exact (bit-identical to the CPU) or fast (FMA, `rsqrt.approx`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// No contraction, correctly rounded sqrt and division: equals the CPU bit for bit.
+    Exact,
+    /// FMA and approximate reciprocal square root: within a stated tolerance of the CPU.
+    Fast,
+}
+
+/// Physical and numerical parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params<T> {
+    /// Gravitational constant (finite, ≥ 0).
+    pub g: T,
+    /// Plummer softening length ε (finite, ≥ 0; 0 = none).
+    pub eps: T,
+    /// Time step (finite, > 0).
+    pub dt: T,
+}
+
+impl<T: NbodyFloat> Params<T> {
+    /// `ε²` as both sides compute it.
+    pub fn eps2(&self) -> T {
+        self.eps * self.eps
+    }
+}
+
+/// Bodies: `pos` = `x, y, z, m` per body, `vel` = `vx, vy, vz, w` per body.
+#[derive(Clone, Debug, PartialEq)]
+pub struct System<T> {
+    /// Positions and masses, 4 per body.
+    pub pos: Vec<T>,
+    /// Velocities (and an unused 4th component), 4 per body.
+    pub vel: Vec<T>,
+}
+
+impl<T: NbodyFloat> System<T> {
+    /// Builds a system from `(position, velocity, mass)` per body.
+    pub fn from_bodies(bodies: impl IntoIterator<Item = ([T; 3], [T; 3], T)>) -> Self {
+        let mut s = System { pos: Vec::new(), vel: Vec::new() };
+        for (p, v, m) in bodies {
+            s.pos.extend_from_slice(&[p[0], p[1], p[2], m]);
+            s.vel.extend_from_slice(&[v[0], v[1], v[2], T::ZERO]);
+        }
+        s
+    }
+
+    /// Number of bodies.
+    pub fn len(&self) -> usize {
+        self.pos.len() / 4
+    }
+
+    /// Whether there are no bodies.
+    pub fn is_empty(&self) -> bool {
+        self.pos.len() < 4
+    }
+
+    /// The same system in another precision (rounded to nearest).
+    pub fn convert<U: NbodyFloat>(&self) -> System<U> {
+        System {
+            pos: self.pos.iter().map(|&v| U::from_f64(v.to_f64())).collect(),
+            vel: self.vel.iter().map(|&v| U::from_f64(v.to_f64())).collect(),
+        }
+    }
+}
+
+/// The float types with N-body kernels.
+pub trait NbodyFloat:
+    Real + DeviceCopy + Default + std::fmt::Debug + std::fmt::Display + Send + Sync + 'static
+{
+    /// `"f32"` or `"f64"`.
+    const NAME: &'static str;
+    /// Rounds an f64.
+    fn from_f64(v: f64) -> Self;
+    /// Widens to f64 (exact).
+    fn to_f64(self) -> f64;
+    /// Neither NaN nor infinite.
+    fn finite(self) -> bool;
+    #[doc(hidden)]
+    fn kernels<'a, 'g>(nb: &'a Nbody<'g>) -> &'a [(&'static str, Function<'g>); 4];
+}
+
+impl NbodyFloat for f32 {
+    const NAME: &'static str = "f32";
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    fn finite(self) -> bool {
+        self.is_finite()
+    }
+    fn kernels<'a, 'g>(nb: &'a Nbody<'g>) -> &'a [(&'static str, Function<'g>); 4] {
+        &nb.f32s
+    }
+}
+
+impl NbodyFloat for f64 {
+    const NAME: &'static str = "f64";
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+    fn finite(self) -> bool {
+        self.is_finite()
+    }
+    fn kernels<'a, 'g>(nb: &'a Nbody<'g>) -> &'a [(&'static str, Function<'g>); 4] {
+        &nb.f64s
+    }
+}
+
+fn invalid(what: &'static str, why: String) -> Error {
+    Error::InvalidInput { what, why }
+}
+
+/// Checks parameters and state (pure; the GPU launcher and the CPU reference both call it):
+/// N ≥ 1 and ≤ [`MAX_BODIES`], matching lengths, `dt` finite and > 0, `G` and ε finite and
+/// ≥ 0, masses finite and ≥ 0, positions and velocities finite.
+pub fn validate<T: NbodyFloat>(p: &Params<T>, s: &System<T>) -> Result<()> {
+    if !s.pos.len().is_multiple_of(4) {
+        return Err(invalid("positions", format!("{} values: need 4 per body (x, y, z, m)", s.pos.len())));
+    }
+    expect_len("velocities", s.vel.len(), s.pos.len())?;
+    let n = s.len();
+    if n == 0 {
+        return Err(invalid("body count", "N = 0: there are no bodies to integrate".into()));
+    }
+    if n > MAX_BODIES {
+        return Err(Error::TooLarge { what: "body count", value: n as u64, max: MAX_BODIES as u64 });
+    }
+    validate_params(p)?;
+    for i in 0..n {
+        let m = s.pos[4 * i + 3];
+        if !(m.finite() && m >= T::ZERO) {
+            return Err(invalid("mass", format!("body {i} has mass {m}: masses must be finite and >= 0")));
+        }
+        if !s.pos[4 * i..4 * i + 3].iter().all(|v| v.finite()) {
+            return Err(invalid("position", format!("body {i} has a non-finite position")));
+        }
+        if !s.vel[4 * i..4 * i + 3].iter().all(|v| v.finite()) {
+            return Err(invalid("velocity", format!("body {i} has a non-finite velocity")));
+        }
+    }
+    Ok(())
+}
+
+/// Checks the parameters alone: `dt` finite and > 0, `G` and ε finite and ≥ 0.
+pub fn validate_params<T: NbodyFloat>(p: &Params<T>) -> Result<()> {
+    if !(p.dt.finite() && p.dt > T::ZERO) {
+        return Err(invalid("time step", format!("dt = {}: it must be finite and > 0", p.dt)));
+    }
+    if !(p.g.finite() && p.g >= T::ZERO) {
+        return Err(invalid("gravitational constant", format!("G = {}: it must be finite and >= 0", p.g)));
+    }
+    if !(p.eps.finite() && p.eps >= T::ZERO) {
+        return Err(invalid("softening", format!("eps = {}: it must be finite and >= 0", p.eps)));
+    }
+    Ok(())
+}
+
+/// Device bytes for `n` bodies in `T`: state, three stage accelerations, two stage buffers.
+pub fn device_bytes<T>(n: usize) -> u64 {
+    (n as u64).saturating_mul(28 * std::mem::size_of::<T>() as u64)
+}
+
+/// Refuses `need` bytes when the device has less free ([`Error::TooLarge`]), before allocating.
+pub fn ensure_fits(what: &'static str, need: u64, free: u64) -> Result<()> {
+    if need > free { Err(Error::TooLarge { what, value: need, max: free }) } else { Ok(()) }
+}
+
+/// A system on the device with its RK4 scratch.
+pub struct DeviceSystem<T: DeviceCopy> {
+    n: u32,
+    x: DeviceBuffer<T>,
+    v: DeviceBuffer<T>,
+    k: DeviceBuffer<T>,
+    a: DeviceBuffer<T>,
+    b: DeviceBuffer<T>,
+}
+
+impl<T: NbodyFloat> DeviceSystem<T> {
+    /// Validates `s` and `p`, checks device memory, and uploads.
+    pub fn upload(gpu: &Gpu, p: &Params<T>, s: &System<T>) -> Result<Self> {
+        validate(p, s)?;
+        let n = s.len();
+        let (free, _) = gpu.memory_info()?;
+        ensure_fits("device memory needed for the bodies (bytes)", device_bytes::<T>(n), free as u64)?;
+        let zeros = |len: usize| upload(&vec![T::default(); len]);
+        Ok(DeviceSystem {
+            n: n as u32,
+            x: upload(&s.pos)?,
+            v: upload(&s.vel)?,
+            k: zeros(12 * n)?,
+            a: zeros(4 * n)?,
+            b: zeros(4 * n)?,
+        })
+    }
+
+    /// Number of bodies.
+    pub fn len(&self) -> usize {
+        self.n as usize
+    }
+
+    /// Whether there are no bodies (never: upload refuses N = 0).
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Copies the state back into `s` (which must have this many bodies).
+    pub fn download(&self, gpu: &Gpu, s: &mut System<T>) -> Result<()> {
+        gpu.synchronize()?;
+        expect_len("positions", s.pos.len(), 4 * self.len())?;
+        expect_len("velocities", s.vel.len(), 4 * self.len())?;
+        self.x.copy_to(&mut s.pos[..]).map_err(cuda("cuMemcpyDtoH"))?;
+        self.v.copy_to(&mut s.vel[..]).map_err(cuda("cuMemcpyDtoH"))
+    }
+}
+
+/// Position of a kernel in `Nbody::f32s` / `f64s`.
+fn kernel_index(method: Method, mode: Mode) -> usize {
+    2 * (method == Method::Shared) as usize + (mode == Mode::Fast) as usize
+}
+
+/// The N-body kernels, loaded and ready.
+pub struct Nbody<'g> {
+    gpu: &'g Gpu,
+    block: u32,
+    f32s: [(&'static str, Function<'g>); 4],
+    f64s: [(&'static str, Function<'g>); 4],
+}
+
+impl<'g> Nbody<'g> {
+    /// Looks up the eight kernels; [`DEFAULT_BLOCK`] threads per block.
+    pub fn new(gpu: &'g Gpu) -> Result<Self> {
+        Self::with_block_size(gpu, DEFAULT_BLOCK)
+    }
+
+    /// As [`Nbody::new`] with `threads` per block (= bodies per tile): a multiple of 32 up to 1024.
+    pub fn with_block_size(gpu: &'g Gpu, threads: u32) -> Result<Self> {
+        let block = crate::launch::block_size(threads)?;
+        Ok(Nbody {
+            gpu,
+            block,
+            f32s: [
+                ("cuLaunchKernel(nbody_global_f32)", gpu.function("nbody_global_f32")?),
+                ("cuLaunchKernel(nbody_global_f32_fast)", gpu.function("nbody_global_f32_fast")?),
+                ("cuLaunchKernel(nbody_shared_f32)", gpu.function("nbody_shared_f32")?),
+                ("cuLaunchKernel(nbody_shared_f32_fast)", gpu.function("nbody_shared_f32_fast")?),
+            ],
+            f64s: [
+                ("cuLaunchKernel(nbody_global_f64)", gpu.function("nbody_global_f64")?),
+                ("cuLaunchKernel(nbody_global_f64_fast)", gpu.function("nbody_global_f64_fast")?),
+                ("cuLaunchKernel(nbody_shared_f64)", gpu.function("nbody_shared_f64")?),
+                ("cuLaunchKernel(nbody_shared_f64_fast)", gpu.function("nbody_shared_f64_fast")?),
+            ],
+        })
+    }
+
+    /// Threads per block (bodies per tile).
+    pub fn block_size(&self) -> u32 {
+        self.block
+    }
+
+    /// The largest block size (a multiple of 32) this GPU can launch the `T` kernel of
+    /// `method`/`mode` with: registers per thread can make it less than 1024 (the tiled f64
+    /// kernel needs more than 64).
+    pub fn max_block_size<T: NbodyFloat>(&self, method: Method, mode: Mode) -> Result<u32> {
+        let (_, f) = &T::kernels(self)[kernel_index(method, mode)];
+        self.gpu.bind()?;
+        let max = f.get_attribute(FunctionAttribute::MaxThreadsPerBlock).map_err(cuda("cuFuncGetAttribute"))?;
+        Ok((max.clamp(0, 1024) as u32) / 32 * 32)
+    }
+
+    /// Enqueues RK4 stage `stage` (0..4) on `dev`. Four stages in order make one step.
+    pub fn stage_on_device<T: NbodyFloat>(
+        &self,
+        method: Method,
+        mode: Mode,
+        p: &Params<T>,
+        stage: u32,
+        dev: &mut DeviceSystem<T>,
+    ) -> Result<()> {
+        if stage >= STAGES {
+            return Err(invalid("RK4 stage", format!("{stage}: stages are 0..4")));
+        }
+        validate_params(p)?;
+        let max = self.max_block_size::<T>(method, mode)?;
+        if self.block > max {
+            return Err(invalid(
+                "block size",
+                format!(
+                    "{} threads per block, but the {} {method:?} {mode:?} kernel runs at most {max} per block on this GPU (registers); use {max} or less",
+                    self.block,
+                    T::NAME
+                ),
+            ));
+        }
+        let (call, f) = &T::kernels(self)[kernel_index(method, mode)];
+        let grid = Grid1d::for_len(dev.n as u64, self.block)?;
+        let n = dev.n;
+        let (g, eps2, h) = (p.g, p.eps2(), p.dt);
+        let (x, v, k): (DevicePointer<T>, DevicePointer<T>, DevicePointer<T>) =
+            (dev.x.as_device_ptr(), dev.v.as_device_ptr(), dev.k.as_device_ptr());
+        let (a, b) = (dev.a.as_device_ptr(), dev.b.as_device_ptr());
+        // Stage 0 reads x and writes a; 1 reads a, writes b; 2 reads b, writes a; 3 reads a and
+        // updates x, v (dst b unused). The read buffer is never a written one.
+        let (src, dst) = match stage {
+            0 => (x, a),
+            1 => (a, b),
+            2 => (b, a),
+            _ => (a, b),
+        };
+        // SAFETY: parameters mirror `(n: u32, stage: u32, g: T, eps2: T, h: T, src, x, v, k, dst)`
+        // of the kernels; x, v, a, b hold 4n scalars (n bodies) and k 12n (3n bodies), allocated
+        // 256-byte aligned by cuMemAlloc; src differs from every written buffer (table above);
+        // the block is a multiple of 32 up to 1024 = the tile limit; stage < 4 was checked.
+        unsafe {
+            self.gpu.launch(
+                f,
+                call,
+                grid,
+                0,
+                &[arg(&n), arg(&stage), arg(&g), arg(&eps2), arg(&h), arg(&src), arg(&x), arg(&v), arg(&k), arg(&dst)],
+            )
+        }
+    }
+
+    /// Enqueues one RK4 step (four stages).
+    pub fn step_on_device<T: NbodyFloat>(
+        &self,
+        method: Method,
+        mode: Mode,
+        p: &Params<T>,
+        dev: &mut DeviceSystem<T>,
+    ) -> Result<()> {
+        for stage in 0..STAGES {
+            self.stage_on_device(method, mode, p, stage, dev)?;
+        }
+        Ok(())
+    }
+
+    /// Advances `s` by `steps` RK4 steps on the GPU.
+    pub fn run<T: NbodyFloat>(
+        &self,
+        method: Method,
+        mode: Mode,
+        p: &Params<T>,
+        s: &mut System<T>,
+        steps: u64,
+    ) -> Result<()> {
+        self.run_observed(method, mode, p, s, steps, steps.max(1), |_, _| Ok(()))
+    }
+
+    /// As [`Nbody::run`], copying the state back every `every` steps (and at the end) and
+    /// calling `observe(step, state)`; an error from `observe` stops the run.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_observed<T: NbodyFloat>(
+        &self,
+        method: Method,
+        mode: Mode,
+        p: &Params<T>,
+        s: &mut System<T>,
+        steps: u64,
+        every: u64,
+        mut observe: impl FnMut(u64, &System<T>) -> Result<()>,
+    ) -> Result<()> {
+        if every == 0 {
+            return Err(invalid("observation interval", "0 steps: use at least 1".into()));
+        }
+        let mut dev = DeviceSystem::upload(self.gpu, p, s)?;
+        let mut done = 0;
+        while done < steps {
+            let chunk = every.min(steps - done);
+            for _ in 0..chunk {
+                self.step_on_device(method, mode, p, &mut dev)?;
+            }
+            done += chunk;
+            dev.download(self.gpu, s)?;
+            observe(done, s)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,234 @@
+//! N-body RK4 stage kernels: global-memory and shared-memory tiled, exact and `_fast`.
+//!
+//! One launch is one RK4 stage `s ∈ 0..4` for every body `i < n`: it computes
+//! `kv_s[i] = a(src)[i]` (positions and masses of stage `s` in `src`), then for `s < 3` stores
+//! it in `k[s·n + i]` and writes the next stage position `dst[i]` (from `k[(s−1)·n + i]`)
+//! (`lockstep_shared::nbody::stage_position`), and for `s = 3` replaces `x[i]`, `v[i]` by the
+//! RK4 combination. Only thread `i` touches `x[i]`, `v[i]`, `k[·n + i]`, `dst[i]`; every thread
+//! reads all of `src`, which the launcher guarantees is none of the written buffers.
+//!
+//! Exact kernels (`nbody_{global,shared}_{f32,f64}`) sum the pair terms in increasing `j` with
+//! `accumulate_exact` — the tiled one walks tiles and slots in that same order — so both equal
+//! the CPU bit for bit. Fast kernels (`..._fast`) use FMA and `rsqrt.approx` (f64: plus one
+//! Newton step).
+
+use lockstep_cuda_std::math::{rsqrt_approx_f32, rsqrt_approx_f64};
+use lockstep_cuda_std::prelude::*;
+use lockstep_shared::nbody::{
+    Real, Rk4, V4, accel_with, accumulate_exact, accumulate_fast, combine, interacts, scale_accel, stage_position,
+};
+
+/// Bodies per shared-memory tile at most (= the largest block size).
+const MAX_TILE: usize = 1024;
+
+/// A pair term.
+trait Pair<T: Real> {
+    fn term(acc: [T; 3], xi: V4<T>, bj: V4<T>, eps2: T) -> [T; 3];
+}
+
+struct Exact;
+struct Fast;
+
+impl<T: Real> Pair<T> for Exact {
+    #[inline(always)]
+    fn term(acc: [T; 3], xi: V4<T>, bj: V4<T>, eps2: T) -> [T; 3] {
+        accumulate_exact(acc, xi, bj, eps2)
+    }
+}
+
+impl Pair<f32> for Fast {
+    #[inline(always)]
+    fn term(acc: [f32; 3], xi: V4<f32>, bj: V4<f32>, eps2: f32) -> [f32; 3] {
+        accumulate_fast(acc, xi, bj, eps2, rsqrt_approx_f32)
+    }
+}
+
+impl Pair<f64> for Fast {
+    #[inline(always)]
+    fn term(acc: [f64; 3], xi: V4<f64>, bj: V4<f64>, eps2: f64) -> [f64; 3] {
+        accumulate_fast(acc, xi, bj, eps2, |r2: f64| {
+            let y = rsqrt_approx_f64(r2);
+            // One Newton step y·(1.5 − 0.5·r2·y²), fused: relative error ≈ (approx error)².
+            let t = (-0.5 * r2 * y).mul_add(y, 0.5);
+            y.mul_add(t, y)
+        })
+    }
+}
+
+/// Stores stage `stage`'s result for body `i` (see the module docs).
+///
+/// # Safety
+/// `i < n`; `x`, `v`, `dst` hold `n` bodies and `k` `3n`; no other thread writes these slots.
+#[inline(always)]
+unsafe fn finish<T: Real>(
+    i: u32,
+    n: u32,
+    stage: u32,
+    a: V4<T>,
+    h: T,
+    x: *mut V4<T>,
+    v: *mut V4<T>,
+    k: *mut V4<T>,
+    dst: *mut V4<T>,
+) {
+    let (iu, nu) = (i as usize, n as usize);
+    let c = Rk4::new(h);
+    // SAFETY: i < n and the buffer lengths are the caller's contract.
+    unsafe {
+        let (xi, vi) = (*x.add(iu), *v.add(iu));
+        if stage < 3 {
+            // The next position needs k_{stage}v, stored by this thread one launch earlier.
+            let before = if stage >= 1 { *k.add((stage as usize - 1) * nu + iu) } else { a };
+            *k.add(stage as usize * nu + iu) = a;
+            *dst.add(iu) = stage_position(stage + 1, xi, vi, before, c);
+        } else {
+            let kv = [*k.add(iu), *k.add(nu + iu), *k.add(2 * nu + iu), a];
+            let (x1, v1) = combine(xi, vi, kv, c);
+            *x.add(iu) = x1;
+            *v.add(iu) = v1;
+        }
+    }
+}
+
+/// Global-memory stage: thread `i` reads every body from `src` in order.
+///
+/// # Safety
+/// As the kernels: `src`, `x`, `v`, `dst` hold `n` bodies, `k` `3n`; `src` is not written.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn global_stage<T: Real, P: Pair<T>>(
+    n: u32,
+    stage: u32,
+    g: T,
+    eps2: T,
+    h: T,
+    src: *const V4<T>,
+    x: *mut V4<T>,
+    v: *mut V4<T>,
+    k: *mut V4<T>,
+    dst: *mut V4<T>,
+) {
+    let i = index_1d();
+    if i >= n {
+        return;
+    }
+    // SAFETY: i, j < n = src's length; the rest is forwarded.
+    unsafe {
+        let xi = *src.add(i as usize);
+        let a = accel_with(i, xi, n, |j| *src.add(j as usize), eps2, g, P::term);
+        finish(i, n, stage, a, h, x, v, k, dst);
+    }
+}
+
+/// Shared-memory tiled stage: each block stages `blockDim.x` bodies at a time in `tile`, every
+/// thread walks the tile in order (so `j` still increases), all threads reach every barrier.
+///
+/// # Safety
+/// As [`global_stage`], and `tile` is this block's shared array of at least `blockDim.x`
+/// (≤ [`MAX_TILE`]) bodies.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn shared_stage<T: Real, P: Pair<T>>(
+    tile: *mut V4<T>,
+    n: u32,
+    stage: u32,
+    g: T,
+    eps2: T,
+    h: T,
+    src: *const V4<T>,
+    x: *mut V4<T>,
+    v: *mut V4<T>,
+    k: *mut V4<T>,
+    dst: *mut V4<T>,
+) {
+    let t = thread_idx_x();
+    let dim = block_dim_x();
+    let i = block_idx_x() * dim + t;
+    let live = i < n;
+    // SAFETY: read only below n.
+    let xi = if live { unsafe { *src.add(i as usize) } } else { V4::new(T::ZERO, T::ZERO, T::ZERO, T::ZERO) };
+    let mut acc = [T::ZERO; 3];
+    let mut base = 0u32;
+    while base < n {
+        let j = base + t;
+        if j < n {
+            // SAFETY: t < blockDim.x ≤ the tile's length; j < n.
+            unsafe { *tile.add(t as usize) = *src.add(j as usize) };
+        }
+        sync_threads();
+        if live {
+            let count = if n - base < dim { n - base } else { dim };
+            // Slots `lo..hi` in order, without a per-slot test: the tile that holds body i is
+            // walked as `0..me` then `me+1..count`, so the j order is unchanged and j = i is
+            // skipped exactly as `interacts` says.
+            let walk = |mut acc: [T; 3], lo: u32, hi: u32| {
+                let mut q = lo;
+                while q < hi {
+                    // SAFETY: q < count ≤ blockDim.x; slot q was written before the barrier.
+                    acc = P::term(acc, xi, unsafe { *tile.add(q as usize) }, eps2);
+                    q += 1;
+                }
+                acc
+            };
+            let me = i.wrapping_sub(base);
+            if me < count {
+                debug_assert!(!interacts(i, base + me));
+                acc = walk(walk(acc, 0, me), me + 1, count);
+            } else {
+                acc = walk(acc, 0, count);
+            }
+        }
+        sync_threads();
+        base += dim;
+    }
+    if live {
+        // SAFETY: i < n; forwarded.
+        unsafe { finish(i, n, stage, scale_accel(acc, g), h, x, v, k, dst) };
+    }
+}
+
+macro_rules! nbody_kernels {
+    ($(($global:ident, $shared:ident, $tile:ident, $t:ty, $pair:ty, $what:literal)),* $(,)?) => {$(
+        #[doc = concat!("One RK4 stage, global memory, ", $what, ".")]
+        ///
+        /// # Safety
+        /// `src`, `x`, `v`, `dst` hold `n` bodies and `k` `3n` (16-byte aligned, `n < 2^31`);
+        /// `src` is none of the written buffers (`x` only when `stage < 3`); `stage < 4`.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $global(
+            n: u32, stage: u32, g: $t, eps2: $t, h: $t,
+            src: *const V4<$t>, x: *mut V4<$t>, v: *mut V4<$t>, k: *mut V4<$t>, dst: *mut V4<$t>,
+        ) {
+            // SAFETY: the launcher checked every length and the aliasing rule.
+            unsafe { global_stage::<$t, $pair>(n, stage, g, eps2, h, src, x, v, k, dst) }
+        }
+
+        #[doc = concat!("One RK4 stage, shared-memory tiles of `blockDim.x` bodies, ", $what, ".")]
+        ///
+        /// # Safety
+        /// As the global-memory kernel, and `blockDim.x ≤ 1024`, `blockDim.y = blockDim.z = 1`.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $shared(
+            n: u32, stage: u32, g: $t, eps2: $t, h: $t,
+            src: *const V4<$t>, x: *mut V4<$t>, v: *mut V4<$t>, k: *mut V4<$t>, dst: *mut V4<$t>,
+        ) {
+            let tile = shared_array![$tile: [V4<$t>; MAX_TILE]];
+            // SAFETY: the launcher checked every length, the aliasing rule and the block size.
+            unsafe { shared_stage::<$t, $pair>(tile, n, stage, g, eps2, h, src, x, v, k, dst) }
+        }
+    )*};
+}
+
+nbody_kernels!(
+    (nbody_global_f32, nbody_shared_f32, NBODY_TILE_F32, f32, Exact, "f32, exact"),
+    (nbody_global_f64, nbody_shared_f64, NBODY_TILE_F64, f64, Exact, "f64, exact"),
+    (nbody_global_f32_fast, nbody_shared_f32_fast, NBODY_TILE_F32_FAST, f32, Fast, "f32, fast (FMA, rsqrt.approx)"),
+    (
+        nbody_global_f64_fast,
+        nbody_shared_f64_fast,
+        NBODY_TILE_F64_FAST,
+        f64,
+        Fast,
+        "f64, fast (FMA, rsqrt.approx + Newton)"
+    ),
+);

@@ -1,0 +1,273 @@
+//! N-body gravity integrated with classic RK4: the pairwise term, the stage positions and the
+//! RK4 combination, written once for the GPU kernels and the CPU reference.
+//!
+//! **Model.** Body `i` at `r_i` with mass `m_i` feels
+//! `a_i = G · Σ_{j ≠ i} m_j (r_j − r_i) / (|r_j − r_i|² + ε²)^{3/2}` (Plummer softening ε ≥ 0).
+//! The `j = i` term is always skipped ([`interacts`]). With ε = 0, two *distinct* bodies at the
+//! same point give `r² = 0`, `m / 0 = ∞` and `0 · ∞ = NaN`: their accelerations, and from then
+//! on their positions and velocities, are NaN. That is the documented outcome (tested); nothing
+//! else is undefined.
+//!
+//! **Exact mode** ([`accumulate_exact`]): separate multiplies and adds (never contracted),
+//! correctly rounded `sqrt` and division, the `j` sum in increasing `j` from `+0`. Every
+//! kernel that claims exactness (global memory or shared-memory tiles) sums in this order, so
+//! they all equal the CPU bit for bit.
+//!
+//! **RK4** on `y = (x, v)`, `y' = (v, a(x))`, step `h` (digest eqs. 5.16–5.22):
+//! `k1 = (v, a(x))`, `k2 = (v + h/2·k1v, a(x + h/2·k1x))`, `k3 = (v + h/2·k2v, a(x + h/2·k2x))`,
+//! `k4 = (v + h·k3v, a(x + h·k3x))`, `y ← y + h/6·(((k1 + 2k2) + 2k3) + k4)`.
+//! Only the velocity parts `kv_s = a(stage position s)` are stored; the position parts are
+//! recomputed from them with the same operations wherever needed.
+
+use core::ops::{Add, Div, Mul, Sub};
+
+/// The floating-point types the N-body code runs in (f32, f64).
+pub trait Real:
+    Copy + PartialEq + PartialOrd + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self>
+{
+    /// `+0`.
+    const ZERO: Self;
+    /// `2`.
+    const TWO: Self;
+    /// `6`.
+    const SIX: Self;
+    /// Correctly rounded square root (`sqrt.rn` on nvptx, `sqrtss`/`sqrtsd` on x86).
+    fn sqrt(self) -> Self;
+    /// Fused `self·a + b`, one rounding (used by fast mode only).
+    fn mul_add(self, a: Self, b: Self) -> Self;
+}
+
+impl Real for f32 {
+    const ZERO: Self = 0.0;
+    const TWO: Self = 2.0;
+    const SIX: Self = 6.0;
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        core::f32::math::sqrt(self)
+    }
+    #[inline(always)]
+    fn mul_add(self, a: Self, b: Self) -> Self {
+        core::f32::math::mul_add(self, a, b)
+    }
+}
+
+impl Real for f64 {
+    const ZERO: Self = 0.0;
+    const TWO: Self = 2.0;
+    const SIX: Self = 6.0;
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        core::f64::math::sqrt(self)
+    }
+    #[inline(always)]
+    fn mul_add(self, a: Self, b: Self) -> Self {
+        core::f64::math::mul_add(self, a, b)
+    }
+}
+
+/// Four components, 16-byte aligned so the GPU loads a body in one or two vector loads.
+/// Positions carry the mass in `w`; velocities and accelerations have `w = 0`.
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct V4<T> {
+    /// x component.
+    pub x: T,
+    /// y component.
+    pub y: T,
+    /// z component.
+    pub z: T,
+    /// Mass (positions) or 0.
+    pub w: T,
+}
+
+impl<T: Real> V4<T> {
+    /// `(x, y, z, w)`.
+    #[inline(always)]
+    pub fn new(x: T, y: T, z: T, w: T) -> Self {
+        V4 { x, y, z, w }
+    }
+
+    /// `self + s·d` on x, y, z (separate multiply and add); `w` is kept.
+    #[inline(always)]
+    pub fn add_scaled(self, s: T, d: V4<T>) -> Self {
+        V4 { x: self.x + s * d.x, y: self.y + s * d.y, z: self.z + s * d.z, w: self.w }
+    }
+
+    /// `self + other` on x, y, z; `w` is kept.
+    #[inline(always)]
+    pub fn plus(self, d: V4<T>) -> Self {
+        V4 { x: self.x + d.x, y: self.y + d.y, z: self.z + d.z, w: self.w }
+    }
+}
+
+/// Whether body `j` acts on body `i`: every body but itself.
+#[inline(always)]
+pub fn interacts(i: u32, j: u32) -> bool {
+    i != j
+}
+
+/// Exact pair term: `acc + m_j·d / (r²·r)` with `d = r_j − r_i`, `r² = ((dx² + dy²) + dz²) + ε²`,
+/// `r = sqrt(r²)` (correctly rounded), one correctly rounded division. No FMA.
+#[inline(always)]
+pub fn accumulate_exact<T: Real>(acc: [T; 3], xi: V4<T>, bj: V4<T>, eps2: T) -> [T; 3] {
+    let dx = bj.x - xi.x;
+    let dy = bj.y - xi.y;
+    let dz = bj.z - xi.z;
+    let r2 = dx * dx + dy * dy + dz * dz + eps2;
+    let r = r2.sqrt();
+    let s = bj.w / (r2 * r);
+    [acc[0] + dx * s, acc[1] + dy * s, acc[2] + dz * s]
+}
+
+/// Fast pair term with FMA and a caller-supplied reciprocal square root (on the GPU the
+/// `rsqrt.approx` instruction): `acc + m_j·d·rsqrt(r²)³`. Not bit-reproducible; checked against
+/// the exact reference with a tolerance.
+#[inline(always)]
+pub fn accumulate_fast<T: Real>(acc: [T; 3], xi: V4<T>, bj: V4<T>, eps2: T, rsqrt: impl Fn(T) -> T) -> [T; 3] {
+    let dx = bj.x - xi.x;
+    let dy = bj.y - xi.y;
+    let dz = bj.z - xi.z;
+    let r2 = dx.mul_add(dx, dy.mul_add(dy, dz.mul_add(dz, eps2)));
+    let inv = rsqrt(r2);
+    let s = bj.w * (inv * inv * inv);
+    [dx.mul_add(s, acc[0]), dy.mul_add(s, acc[1]), dz.mul_add(s, acc[2])]
+}
+
+/// `G · acc` as an acceleration vector (`w = 0`).
+#[inline(always)]
+pub fn scale_accel<T: Real>(acc: [T; 3], g: T) -> V4<T> {
+    V4 { x: g * acc[0], y: g * acc[1], z: g * acc[2], w: T::ZERO }
+}
+
+/// The acceleration of body `i` (at `xi`) from bodies `0..n` in increasing `j`, `body(j)` giving
+/// body `j`'s stage position and mass, `term` the pair term ([`accumulate_exact`] or a fast one).
+#[inline(always)]
+pub fn accel_with<T: Real>(
+    i: u32,
+    xi: V4<T>,
+    n: u32,
+    body: impl Fn(u32) -> V4<T>,
+    eps2: T,
+    g: T,
+    term: impl Fn([T; 3], V4<T>, V4<T>, T) -> [T; 3],
+) -> V4<T> {
+    let mut acc = [T::ZERO; 3];
+    let mut j = 0;
+    while j < n {
+        if interacts(i, j) {
+            acc = term(acc, xi, body(j), eps2);
+        }
+        j += 1;
+    }
+    scale_accel(acc, g)
+}
+
+/// The exact acceleration of body `i`: [`accel_with`] and [`accumulate_exact`]. The
+/// global-memory kernel and the CPU both call this; the tiled kernel walks the same `j` order.
+#[inline(always)]
+pub fn accel_exact<T: Real>(i: u32, xi: V4<T>, n: u32, body: impl Fn(u32) -> V4<T>, eps2: T, g: T) -> V4<T> {
+    accel_with(i, xi, n, body, eps2, g, accumulate_exact)
+}
+
+/// RK4 step constants derived from `h` the same way on both sides.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rk4<T> {
+    /// `h`.
+    pub h: T,
+    /// `h / 2`.
+    pub half: T,
+    /// `h / 6`.
+    pub sixth: T,
+}
+
+impl<T: Real> Rk4<T> {
+    /// Constants for step `h`.
+    #[inline(always)]
+    pub fn new(h: T) -> Self {
+        Rk4 { h, half: h / T::TWO, sixth: h / T::SIX }
+    }
+}
+
+/// Number of force evaluations (stages) per RK4 step.
+pub const STAGES: u32 = 4;
+
+/// The position at which stage `next` (1, 2 or 3) evaluates forces, from the state `(x, v)` and
+/// `kv = a(stage position next−2)` (stage 1 does not use it):
+/// stage 1: `x + h/2·k1x = x + h/2·v`; stage 2: `x + h/2·k2x = x + h/2·(v + h/2·kv1)`;
+/// stage 3: `x + h·k3x = x + h·(v + h/2·kv2)`. The mass in `x.w` is carried along.
+#[inline(always)]
+pub fn stage_position<T: Real>(next: u32, x: V4<T>, v: V4<T>, kv: V4<T>, c: Rk4<T>) -> V4<T> {
+    match next {
+        1 => x.add_scaled(c.half, v),
+        2 => x.add_scaled(c.half, v.add_scaled(c.half, kv)),
+        _ => x.add_scaled(c.h, v.add_scaled(c.half, kv)),
+    }
+}
+
+/// The RK4 update from `(x, v)` and the four stage accelerations:
+/// `x + h/6·(((v + 2·k2x) + 2·k3x) + k4x)` with `k2x = v + h/2·kv1`, `k3x = v + h/2·kv2`,
+/// `k4x = v + h·kv3`, and `v + h/6·(((kv1 + 2·kv2) + 2·kv3) + kv4)`.
+#[inline(always)]
+pub fn combine<T: Real>(x: V4<T>, v: V4<T>, kv: [V4<T>; 4], c: Rk4<T>) -> (V4<T>, V4<T>) {
+    let k2x = v.add_scaled(c.half, kv[0]);
+    let k3x = v.add_scaled(c.half, kv[1]);
+    let k4x = v.add_scaled(c.h, kv[2]);
+    let sx = v.add_scaled(T::TWO, k2x).add_scaled(T::TWO, k3x).plus(k4x);
+    let sv = kv[0].add_scaled(T::TWO, kv[1]).add_scaled(T::TWO, kv[2]).plus(kv[3]);
+    (x.add_scaled(c.sixth, sx), v.add_scaled(c.sixth, sv))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pair_term_of_unit_distance_is_the_mass() {
+        let a = accumulate_exact([0.0f64; 3], V4::new(0.0, 0.0, 0.0, 1.0), V4::new(1.0, 0.0, 0.0, 3.0), 0.0);
+        assert_eq!(a, [3.0, 0.0, 0.0]);
+        let b = accumulate_exact([0.0f32; 3], V4::new(0.0, 0.0, 0.0, 1.0), V4::new(0.0, -2.0, 0.0, 4.0), 0.0);
+        assert_eq!(b, [0.0, -1.0, 0.0]); // 4·(−2)/8
+    }
+
+    #[test]
+    fn coincident_bodies_without_softening_give_nan_and_softening_cures_it() {
+        let p = V4::new(1.0f64, 2.0, 3.0, 1.0);
+        let a = accumulate_exact([0.0; 3], p, p, 0.0);
+        assert!(a.iter().all(|v| v.is_nan()), "{a:?}");
+        let a = accumulate_exact([0.0; 3], p, p, 0.01);
+        assert_eq!(a, [0.0; 3]);
+        assert!(!interacts(5, 5) && interacts(5, 6));
+    }
+
+    #[test]
+    fn exact_and_fast_terms_agree_closely() {
+        let xi = V4::new(0.1f64, -0.2, 0.3, 1.0);
+        let bj = V4::new(-0.7f64, 0.4, 0.9, 2.5);
+        let e = accumulate_exact([0.5; 3], xi, bj, 1e-3);
+        let f = accumulate_fast([0.5; 3], xi, bj, 1e-3, |r2: f64| 1.0 / r2.sqrt());
+        for k in 0..3 {
+            assert!((e[k] - f[k]).abs() < 1e-14, "{e:?} {f:?}");
+        }
+    }
+
+    #[test]
+    fn rk4_is_exact_for_constant_acceleration() {
+        // x(t) = x0 + v0 t + a t²/2 is a cubic-free polynomial: RK4 reproduces it exactly here.
+        let c = Rk4::new(1.5f64); // h/2 and h/6 exact
+        let (x, v) = (V4::new(1.0, 0.0, 0.0, 7.0), V4::new(0.0, 2.0, 0.0, 0.0));
+        let g = V4::new(0.0, 0.0, -4.0, 0.0);
+        let (x1, v1) = combine(x, v, [g; 4], c);
+        assert_eq!(x1, V4::new(1.0, 3.0, -4.5, 7.0)); // x + h·v + h²/2·g
+        assert_eq!(v1, V4::new(0.0, 2.0, -6.0, 0.0));
+        assert_eq!(stage_position(1, x, v, g, c), V4::new(1.0, 1.5, 0.0, 7.0));
+        assert_eq!(stage_position(2, x, v, g, c), V4::new(1.0, 1.5, -2.25, 7.0));
+        assert_eq!(stage_position(3, x, v, g, c), V4::new(1.0, 3.0, -4.5, 7.0));
+    }
+
+    #[test]
+    fn accel_skips_self_and_sums_in_j_order() {
+        let bodies = [V4::new(0.0f32, 0.0, 0.0, 1.0), V4::new(1.0, 0.0, 0.0, 1.0), V4::new(-2.0, 0.0, 0.0, 8.0)];
+        let a = accel_exact(0, bodies[0], 3, |j| bodies[j as usize], 0.0, 2.0);
+        assert_eq!(a, V4::new(2.0 * (1.0 - 2.0), 0.0, 0.0, 0.0));
+    }
+}

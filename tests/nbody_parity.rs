@@ -1,0 +1,264 @@
+//! GPU = CPU for the N-body RK4 kernels (exact mode: bit for bit; fast mode: within a stated
+//! tolerance) and the integer matrix product (exact). Proptest; skipped without a GPU.
+//! Body counts are random (mostly not multiples of the block = tile size), several block sizes.
+
+use lockstep::kernels::matmul::{MatKernel, Matmul};
+use lockstep::kernels::nbody::{Method, Mode, Nbody, NbodyFloat, Params, System};
+use lockstep::reference::matmul as mcpu;
+use lockstep::reference::nbody::{self as cpu, init};
+use lockstep_parity::{assert_bits_eq, config, data, gpu};
+use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
+
+fn blocks() -> impl Strategy<Value = u32> {
+    prop_oneof![Just(32u32), Just(64), Just(96), Just(256), Just(1024)]
+}
+
+/// A ball of `n` bodies with random G, ε (sometimes 0) and dt; with `coincide`, body 1 sits on
+/// body 0 (with ε = 0 that is the NaN case, which must match too).
+fn setup<T: NbodyFloat>(n: usize, seed: u64, zero_eps: bool, coincide: bool) -> (Params<T>, System<T>) {
+    let mut r = data::SplitMix64(seed);
+    let mut s = init::ball(n, 1.0 + r.uniform(0.0, 3.0), r.uniform(0.5, 2.0), seed).convert::<T>();
+    for i in 0..n {
+        for k in 0..3 {
+            s.vel[4 * i + k] = T::from_f64(r.uniform(-0.3, 0.3));
+        }
+    }
+    if coincide && n >= 2 {
+        let p0: Vec<T> = s.pos[0..3].to_vec();
+        s.pos[4..7].copy_from_slice(&p0);
+    }
+    let eps = if zero_eps { 0.0 } else { r.uniform(0.001, 0.2) };
+    let p =
+        Params { g: T::from_f64(r.uniform(0.1, 2.0)), eps: T::from_f64(eps), dt: T::from_f64(r.uniform(1e-4, 2e-2)) };
+    (p, s)
+}
+
+/// A launcher with `block` threads, or the kernel's largest block if `block` is more than it
+/// can launch (the tiled f64 kernel needs > 64 registers, so 1024 threads do not fit).
+fn fitting<'g>(
+    gpu: &'g lockstep::Gpu,
+    block: u32,
+    method: Method,
+    mode: Mode,
+    prec: &str,
+) -> Result<Nbody<'g>, TestCaseError> {
+    let nb = Nbody::with_block_size(gpu, block)?;
+    let max =
+        if prec == "f32" { nb.max_block_size::<f32>(method, mode)? } else { nb.max_block_size::<f64>(method, mode)? };
+    prop_assert!(max >= 256, "{prec} {method:?} {mode:?}: at most {max} threads per block");
+    Ok(if block > max { Nbody::with_block_size(gpu, max)? } else { nb })
+}
+
+fn exact_case<T: NbodyFloat + lockstep_parity::Bits>(
+    method: Method,
+    n: usize,
+    steps: u64,
+    block: u32,
+    seed: u64,
+    zero_eps: bool,
+    coincide: bool,
+) -> Result<(), TestCaseError> {
+    let Some(gpu) = gpu()? else { return Ok(()) };
+    let nb = fitting(gpu, block, method, Mode::Exact, T::NAME)?;
+    let block = nb.block_size();
+    let (p, s0) = setup::<T>(n, seed, zero_eps, coincide);
+    let mut want = s0.clone();
+    cpu::run_seq(&p, &mut want, steps)?;
+    let mut got = s0.clone();
+    nb.run(method, Mode::Exact, &p, &mut got, steps)?;
+    let what = format!("{method:?} {} n={n} steps={steps} block={block} {p:?} coincide={coincide}", T::NAME);
+    assert_bits_eq(&format!("{what} positions"), &got.pos, &want.pos, |i| {
+        format!("body {} component {}", i / 4, i % 4)
+    })?;
+    assert_bits_eq(&format!("{what} velocities"), &got.vel, &want.vel, |i| {
+        format!("body {} component {}", i / 4, i % 4)
+    })
+}
+
+/// Fast mode against the exact CPU: every coordinate within `tol · max|coordinate|`.
+fn fast_case<T: NbodyFloat>(
+    method: Method,
+    n: usize,
+    steps: u64,
+    block: u32,
+    seed: u64,
+    tol: f64,
+) -> Result<(), TestCaseError> {
+    let Some(gpu) = gpu()? else { return Ok(()) };
+    let nb = fitting(gpu, block, method, Mode::Fast, T::NAME)?;
+    let block = nb.block_size();
+    let (p, s0) = setup::<T>(n, seed, false, false);
+    let mut want = s0.clone();
+    cpu::run_seq(&p, &mut want, steps)?;
+    let mut got = s0.clone();
+    nb.run(method, Mode::Fast, &p, &mut got, steps)?;
+    for (name, g, w) in [("positions", &got.pos, &want.pos), ("velocities", &got.vel, &want.vel)] {
+        let scale = w.iter().map(|v| v.to_f64().abs()).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+        let worst = g.iter().zip(w.iter()).map(|(a, b)| (a.to_f64() - b.to_f64()).abs()).fold(0.0, f64::max);
+        prop_assert!(
+            worst <= tol * scale,
+            "{:?} fast {} {}: max error {:e} > {:e} × {:e} (n={}, steps={}, block={}, {:?})",
+            method,
+            T::NAME,
+            name,
+            worst,
+            tol,
+            scale,
+            n,
+            steps,
+            block,
+            p
+        );
+    }
+    Ok(())
+}
+
+/// Fast-mode tolerances (relative to the largest coordinate, after ≤ 3 softened steps).
+const FAST_TOL_F32: f64 = 2e-5;
+const FAST_TOL_F64: f64 = 1e-10;
+
+fn small_config() -> proptest::test_runner::Config {
+    let c = config();
+    proptest::test_runner::Config { cases: c.cases.min(64), ..c }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn nbody_global_gpu_equals_cpu(n in 1usize..300, steps in 1u64..4, block in blocks(), seed: u64,
+                                   zero_eps in any::<bool>(), coincide in proptest::bool::weighted(0.1), f64_ in any::<bool>()) {
+        if f64_ { exact_case::<f64>(Method::Global, n, steps, block, seed, zero_eps, coincide)?; }
+        else { exact_case::<f32>(Method::Global, n, steps, block, seed, zero_eps, coincide)?; }
+    }
+
+    #[test]
+    fn nbody_shared_gpu_equals_cpu(n in 1usize..300, steps in 1u64..4, block in blocks(), seed: u64,
+                                   zero_eps in any::<bool>(), coincide in proptest::bool::weighted(0.1), f64_ in any::<bool>()) {
+        if f64_ { exact_case::<f64>(Method::Shared, n, steps, block, seed, zero_eps, coincide)?; }
+        else { exact_case::<f32>(Method::Shared, n, steps, block, seed, zero_eps, coincide)?; }
+    }
+}
+
+proptest! {
+    #![proptest_config(small_config())]
+
+    #[test]
+    fn nbody_global_f32_fast_within_tolerance(n in 2usize..300, steps in 1u64..4, block in blocks(), seed: u64) {
+        fast_case::<f32>(Method::Global, n, steps, block, seed, FAST_TOL_F32)?;
+    }
+
+    #[test]
+    fn nbody_shared_f32_fast_within_tolerance(n in 2usize..300, steps in 1u64..4, block in blocks(), seed: u64) {
+        fast_case::<f32>(Method::Shared, n, steps, block, seed, FAST_TOL_F32)?;
+    }
+
+    #[test]
+    fn nbody_global_f64_fast_within_tolerance(n in 2usize..300, steps in 1u64..4, block in blocks(), seed: u64) {
+        fast_case::<f64>(Method::Global, n, steps, block, seed, FAST_TOL_F64)?;
+    }
+
+    #[test]
+    fn nbody_shared_f64_fast_within_tolerance(n in 2usize..300, steps in 1u64..4, block in blocks(), seed: u64) {
+        fast_case::<f64>(Method::Shared, n, steps, block, seed, FAST_TOL_F64)?;
+    }
+}
+
+/// Larger systems (several tiles, partial last tile) for both kernels and precisions.
+#[test]
+fn nbody_global_and_shared_agree_with_cpu_on_larger_systems() -> Result<(), TestCaseError> {
+    for (n, block) in [(1000usize, 256u32), (2049, 128), (777, 1024)] {
+        for method in [Method::Global, Method::Shared] {
+            exact_case::<f32>(method, n, 2, block, n as u64, false, false)?;
+            exact_case::<f64>(method, n, 1, block, n as u64 + 1, false, false)?;
+        }
+    }
+    Ok(())
+}
+
+fn matrices<T: lockstep::kernels::matmul::MatElem>(n: usize, seed: u64, model: bool, wide: bool) -> (Vec<T>, Vec<T>) {
+    if model {
+        return (mcpu::model_matrix(n), mcpu::model_matrix(n));
+    }
+    let mut r = data::SplitMix64(seed);
+    let mut draw = |_| {
+        let v = r.next_u64() as i64;
+        T::from_i64_wrapping(if wide { v } else { v % 1000 })
+    };
+    ((0..n * n).map(&mut draw).collect(), (0..n * n).map(&mut draw).collect())
+}
+
+fn matmul_case<T: lockstep::kernels::matmul::MatElem + Into<i64>>(
+    kernel: MatKernel,
+    n: usize,
+    seed: u64,
+    model: bool,
+    wide: bool,
+) -> Result<(), TestCaseError> {
+    let Some(gpu) = gpu()? else { return Ok(()) };
+    let m = Matmul::new(gpu)?;
+    let (a, b) = matrices::<T>(n, seed, model, wide);
+    let got = m.multiply(kernel, n, &a, &b)?;
+    let want = mcpu::multiply_seq(n, &a, &b);
+    // Compared as u64 bit patterns (sign-extended), through the harness's reporter.
+    let bits = |v: &[T]| v.iter().map(|&x| Into::<i64>::into(x) as u64).collect::<Vec<u64>>();
+    let (got, want) = (bits(&got), bits(&want));
+    assert_bits_eq(&format!("{kernel:?} {} n={n}", T::NAME), &got, &want, |e| format!("C({}, {})", e / n, e % n))
+}
+
+fn global_shapes() -> impl Strategy<Value = MatKernel> {
+    (0u32..5, 0u32..5, 1u32..33).prop_map(|(x, y, odd)| {
+        // mostly the seed's square sweep, sometimes a rectangular or odd block
+        if odd % 4 == 0 {
+            MatKernel::Global { block: (odd, 1 + odd % 7) }
+        } else {
+            MatKernel::Global { block: (1 << x, 1 << y) }
+        }
+    })
+}
+
+fn tiles() -> impl Strategy<Value = MatKernel> {
+    (0u32..5).prop_map(|t| MatKernel::Shared { tile: 1 << t })
+}
+
+proptest! {
+    #![proptest_config(small_config())]
+
+    #[test]
+    fn matmul_global_i32_gpu_equals_cpu(n in 1usize..150, k in global_shapes(), seed: u64, model in any::<bool>(), wide in any::<bool>()) {
+        matmul_case::<i32>(k, n, seed, model, wide)?;
+    }
+
+    #[test]
+    fn matmul_global_i64_gpu_equals_cpu(n in 1usize..150, k in global_shapes(), seed: u64, model in any::<bool>(), wide in any::<bool>()) {
+        matmul_case::<i64>(k, n, seed, model, wide)?;
+    }
+
+    #[test]
+    fn matmul_shared_i32_gpu_equals_cpu(n in 1usize..150, k in tiles(), seed: u64, model in any::<bool>(), wide in any::<bool>()) {
+        matmul_case::<i32>(k, n, seed, model, wide)?;
+    }
+
+    #[test]
+    fn matmul_shared_i64_gpu_equals_cpu(n in 1usize..150, k in tiles(), seed: u64, model in any::<bool>(), wide in any::<bool>()) {
+        matmul_case::<i64>(k, n, seed, model, wide)?;
+    }
+}
+
+/// The seed's model at N = 1024 (i64) against its closed form, both kernels.
+#[test]
+fn matmul_model_at_1024_matches_the_closed_form() -> Result<(), TestCaseError> {
+    let Some(gpu) = gpu()? else { return Ok(()) };
+    let m = Matmul::new(gpu)?;
+    let n = 1024;
+    let a: Vec<i64> = mcpu::model_matrix(n);
+    for k in [MatKernel::Global { block: (16, 16) }, MatKernel::Shared { tile: 16 }] {
+        let c = m.multiply(k, n, &a, &a)?;
+        for e in (0..n * n).step_by(997).chain([n * n - 1]) {
+            let want = lockstep_shared::matmul::model_c(n as u64, (e / n) as u64, (e % n) as u64);
+            prop_assert_eq!(c[e] as i128, want, "{:?} C({}, {})", k, e / n, e % n);
+        }
+    }
+    Ok(())
+}
