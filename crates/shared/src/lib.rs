@@ -16,6 +16,7 @@
 #![warn(missing_docs)]
 
 pub mod axpy;
+pub mod bridge;
 pub mod predicate;
 pub mod reduce;
 pub mod special;
