@@ -2,6 +2,7 @@
 //! warm-up, the GPU's name and the bound it is measured against, and can append its result
 //! to a file under `bench/results/` (`--record`).
 
+mod bridge;
 mod smoke;
 
 use clap::Subcommand;
@@ -11,11 +12,14 @@ use clap::Subcommand;
 pub enum Which {
     /// saxpy f32 (read x, read y, write y) against a device-to-device copy, same run.
     Smoke(smoke::Args),
+    /// Brownian bridge: the paper's problem, every variant, against copy and memset bandwidth.
+    Bridge(bridge::Args),
 }
 
 pub fn run(which: Which) -> anyhow::Result<()> {
     match which {
         Which::Smoke(args) => smoke::run(args),
+        Which::Bridge(args) => bridge::run(args),
     }
 }
 

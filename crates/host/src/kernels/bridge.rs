@@ -7,7 +7,7 @@
 //! (`crate::reference::bridge`).
 
 use super::upload;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, cuda};
 use crate::gpu::{Gpu, arg};
 use crate::launch::{Grid1d, expect_len, len_u32};
 use crate::reference::bridge::{Output, Plan, Precision, SOBOL_MAX_DIMS, Source, check_generation, sobol_directions};
@@ -57,6 +57,21 @@ pub enum DeviceSource<'a, T: cust::memory::DeviceCopy> {
         /// Index of path 0's point.
         offset: u32,
     },
+}
+
+/// The kernels of one precision, for [`Bridge::attributes`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// `bridge_*`: normals from a buffer.
+    Buffer,
+    /// `bridge_philox_*` (fused).
+    Philox,
+    /// `bridge_sobol_*` (fused).
+    Sobol,
+    /// `normals_philox_*`.
+    NormalsPhilox,
+    /// `normals_sobol_*`.
+    NormalsSobol,
 }
 
 struct Kernels<'g> {
@@ -122,6 +137,23 @@ impl<'g> Bridge<'g> {
     /// Threads per block.
     pub fn block_size(&self) -> u32 {
         self.block
+    }
+
+    /// Registers per thread and local memory bytes per thread of one kernel, as the driver
+    /// compiled it for this GPU (`cuFuncGetAttribute`).
+    pub fn attributes<T: Precision>(&self, variant: Variant) -> Result<(i32, i32)> {
+        use cust::function::FunctionAttribute::{LocalSizeBytes, NumRegisters};
+        let k = self.kernels::<T>();
+        let f = match variant {
+            Variant::Buffer => &k.buffer,
+            Variant::Philox => &k.philox,
+            Variant::Sobol => &k.sobol,
+            Variant::NormalsPhilox => &k.normals_philox,
+            Variant::NormalsSobol => &k.normals_sobol,
+        };
+        let regs = f.get_attribute(NumRegisters).map_err(cuda("cuFuncGetAttribute"))?;
+        let local = f.get_attribute(LocalSizeBytes).map_err(cuda("cuFuncGetAttribute"))?;
+        Ok((regs, local))
     }
 
     fn kernels<T: Precision>(&self) -> &Kernels<'g> {
