@@ -4,9 +4,11 @@
 //! lockstep demo                     every kernel on the GPU (or the CPU references), checked
 //! lockstep bench smoke [--record F] saxpy f32 at 2^28 elements vs a device-to-device copy
 //! lockstep info                     the GPU, its memory and the embedded PTX
+//! lockstep bridge [--paths N …]     Brownian bridge paths to .npy / PNG (see --help)
 //! ```
 
 mod bench;
+mod bridge;
 mod demo;
 #[allow(dead_code)] // used by the families' --plot options as they land
 mod plot;
@@ -35,6 +37,8 @@ enum Command {
     },
     /// The GPU, its memory and the embedded PTX module.
     Info,
+    /// Brownian bridge paths or increments (GPU, or CPU), to .npy and a PNG plot.
+    Bridge(bridge::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -42,6 +46,7 @@ fn main() -> anyhow::Result<()> {
         Command::Demo { n } => demo::run(n),
         Command::Bench { which } => bench::run(which),
         Command::Info => info(),
+        Command::Bridge(args) => bridge::run(args),
     }
 }
 
