@@ -133,7 +133,7 @@ fn launchers_refuse_before_launching() -> Result<(), Box<dyn std::error::Error>>
         ..BridgeSpec::standard(64)
     };
     let bp = Plan::new(&big)?;
-    assert!(!bp.stack_in_registers());
+    assert!(!bp.stack_in_shared(bridge.block_size()));
     let dbp = bridge.upload::<f32>(&bp)?;
     let mut out2 = lockstep::DeviceBuffer::from_slice(&vec![7.0f32; bp.rows() * paths])?;
     let e = bridge.generate_on_device(&dbp, DeviceSource::Philox { seed: 1 }, paths, Output::Paths, None, &mut out2);

@@ -11,7 +11,7 @@ use lockstep::reference::bridge::{
     self as br, BridgeSpec, Noise, Output, Plan, Source, bisection_order, first_then_bisection, forward_order,
 };
 use lockstep_parity::{assert_bits_eq, config};
-use lockstep_shared::bridge::normal::{acklam_lower, inverse_normal_cdf};
+use lockstep_shared::bridge::normal::{acklam_lower, inverse_normal_cdf, normal_f32_from_bits, normal_from_bits};
 use lockstep_shared::bridge::philox::philox4x32_10;
 use lockstep_shared::bridge::sobol::sobol_u32;
 use proptest::prelude::*;
@@ -54,7 +54,7 @@ fn bisection_keeps_the_stack_logarithmic() {
         assert!(plan.stack_slots() <= k as usize + 2, "N+1 = 2^{k}: {} slots", plan.stack_slots());
     }
     let mut spec = BridgeSpec::standard(64);
-    assert!(Plan::new(&spec).unwrap().stack_in_registers());
+    assert!(Plan::new(&spec).unwrap().stack_in_shared(128));
     spec.order = forward_order(63);
     assert!(Plan::new(&spec).unwrap().stack_slots() <= 3);
 }
@@ -213,6 +213,32 @@ fn inverse_normal_cdf_matches_high_precision_values() {
 }
 
 #[test]
+fn f32_normals_are_within_a_few_ulps_of_the_quantile() {
+    let mut worst = 0.0f64;
+    let mut prev = f32::NEG_INFINITY;
+    let words = (0..=u32::MAX).step_by(4093).chain([0, 1, 2, 1 << 31, (1 << 31) - 1, u32::MAX - 1, u32::MAX]);
+    let mut words: Vec<u32> = words.collect();
+    words.sort_unstable();
+    for w in words {
+        let z = normal_f32_from_bits(w);
+        // Monotone up to two ulps where the tail and central formulas meet.
+        let slack = 2.0 * f32::EPSILON * z.abs().max(prev.abs());
+        assert!(z.is_finite() && z >= prev - slack, "w = {w}: {z} after {prev}");
+        prev = prev.max(z);
+        let want = normal_from_bits(w); // f64, full precision, same uniform up to f32 rounding
+        let rel = ((z as f64 - want) / want).abs();
+        if want.abs() > 1e-3 {
+            worst = worst.max(rel);
+        }
+    }
+    // The f32 uniform keeps 24 bits (relative 6e-8 in p), which moves the quantile by at most
+    // that much relative to its value away from the median; with f32 rounding in the
+    // rational, a few ulps (2^-23 ≈ 1.2e-7 each) in all.
+    assert!(worst < 8.0 * f32::EPSILON as f64, "worst relative error {worst:e}");
+    assert_eq!(normal_f32_from_bits(u32::MAX), -normal_f32_from_bits(0));
+}
+
+#[test]
 fn normals_are_standard_normal() {
     let spec = BridgeSpec::standard(8);
     let plan = Plan::new(&spec).unwrap();
@@ -226,5 +252,17 @@ fn normals_are_standard_normal() {
             assert!(m.abs() < 5.0 / (paths as f64).sqrt(), "row {j}: mean {m}");
             assert!((v - 1.0).abs() < 5.0 * (2.0 / paths as f64).sqrt(), "row {j}: variance {v}");
         }
+        let s32: Source<'_, f32> = match source {
+            Source::Philox { seed } => Source::Philox { seed },
+            Source::Sobol { offset } => Source::Sobol { offset },
+            Source::Buffer(_) => unreachable!("only generators here"),
+        };
+        let z: Vec<f32> = br::normals_seq(&plan, s32, paths).unwrap();
+        let m = z.iter().map(|&x| x as f64).sum::<f64>() / z.len() as f64;
+        let v = z.iter().map(|&x| (x as f64 - m).powi(2)).sum::<f64>() / z.len() as f64;
+        assert!(
+            m.abs() < 5.0 / (z.len() as f64).sqrt() && (v - 1.0).abs() < 5.0 * (2.0 / z.len() as f64).sqrt(),
+            "f32: mean {m}, variance {v}"
+        );
     }
 }

@@ -3,17 +3,17 @@
 //! (Philox4x32-10 or Sobol, fused), and the normal generators alone.
 //!
 //! Layout `[row][path]` everywhere: thread `p` touches `buf[row·paths + p]`, so each warp's
-//! access is one coalesced transaction per row. The stack of live values lives in registers
-//! when `slots·d ≤ REGISTER_STACK` (a select over constant indices, no local memory) and in
-//! the `scratch` buffer `[slot·d + k][path]` otherwise.
+//! access is one coalesced transaction per row. The stack of live values lives in shared
+//! memory (`[element][thread]`, conflict-free) when `slots·d·blockDim ≤ SHARED_STACK`, and in
+//! the `scratch` buffer `[slot·d + k][path]` otherwise. Steps are read as 16-byte-aligned rows
+//! (vector loads; every thread reads the same row, one broadcast per warp).
 
 use core::slice::from_raw_parts;
 use lockstep_cuda_std::prelude::*;
 use lockstep_shared::bridge::philox::PhiloxNormals;
 use lockstep_shared::bridge::sobol::{BITS, SobolNormals, sobol_u32};
 use lockstep_shared::bridge::{
-    COEFS, INDICES, MAX_DIMS, Normals, PathPlan, REGISTER_STACK, Real, RegisterStack, Sink, Stack, generate_path,
-    normal,
+    CoefRow, IndexRow, MAX_DIMS, Normals, PathPlan, Real, SHARED_STACK, Sink, Stack, Step, Steps, generate_path,
 };
 
 /// Normals read from a `[row][path]` buffer.
@@ -66,6 +66,45 @@ impl<T: Copy> Stack<T> for ScratchStack<T> {
     }
 }
 
+/// Steps whose normals one thread loads ahead (d = 1).
+const PREFETCH: usize = 8;
+
+/// A stack in block-shared memory: element `i` of thread `t` at `base[i·stride + t]`.
+struct SharedStack<T> {
+    base: *mut T,
+    stride: usize,
+    t: usize,
+}
+
+impl<T: Copy> Stack<T> for SharedStack<T> {
+    #[inline(always)]
+    fn get(&self, i: u32) -> T {
+        // SAFETY: i·stride + t < slots·d·blockDim ≤ SHARED_STACK (checked before choosing it).
+        unsafe { *self.base.add(i as usize * self.stride + self.t) }
+    }
+    #[inline(always)]
+    fn set(&mut self, i: u32, v: T) {
+        // SAFETY: as `get`.
+        unsafe { *self.base.add(i as usize * self.stride + self.t) = v };
+    }
+}
+
+/// Steps read as aligned rows straight from device memory.
+#[derive(Clone, Copy)]
+struct DeviceSteps<T> {
+    coef: *const CoefRow<T>,
+    idx: *const IndexRow,
+}
+
+impl<T: Real> Steps<T> for DeviceSteps<T> {
+    #[inline(always)]
+    fn step(&self, s: usize) -> Step<T> {
+        // SAFETY: s < steps and both tables hold `steps` rows (launcher contract); device
+        // allocations are 256-byte aligned, rows 16-byte aligned.
+        unsafe { Step::from_rows(&*self.coef.add(s), &*self.idx.add(s)) }
+    }
+}
+
 /// Scalar arguments common to the bridge kernels.
 #[derive(Clone, Copy)]
 struct Shape {
@@ -83,6 +122,7 @@ struct Shape {
 #[inline(always)]
 unsafe fn run<T: Real>(
     sh: Shape,
+    shared: *mut T,
     coef: *const T,
     idx: *const u32,
     chol: *const T,
@@ -96,8 +136,7 @@ unsafe fn run<T: Real>(
     // SAFETY: lengths as documented above (checked by the launcher).
     let plan = unsafe {
         PathPlan {
-            coef: from_raw_parts(coef, sh.steps as usize * COEFS),
-            idx: from_raw_parts(idx, sh.steps as usize * INDICES),
+            table: DeviceSteps { coef: coef as *const CoefRow<T>, idx: idx as *const IndexRow },
             steps: sh.steps as usize,
             dims: d,
             chol: from_raw_parts(chol, d * d),
@@ -107,27 +146,28 @@ unsafe fn run<T: Real>(
     };
     let paths = sh.paths as usize;
     let mut sink = BufferSink { out, paths, p };
-    if (sh.slots as usize) * d <= REGISTER_STACK {
-        let mut stack = RegisterStack([T::ZERO; REGISTER_STACK]);
+    let block = block_dim_x() as usize;
+    if (sh.slots as usize) * d * block <= SHARED_STACK {
+        let mut stack = SharedStack { base: shared, stride: block, t: thread_idx_x() as usize };
         if d == 1 {
-            generate_path::<T, 1>(&plan, &mut z, &mut stack, &mut sink);
+            generate_path::<T, 1, PREFETCH>(&plan, &mut z, &mut stack, &mut sink);
         } else {
-            generate_path::<T, MAX_DIMS>(&plan, &mut z, &mut stack, &mut sink);
+            generate_path::<T, MAX_DIMS, 1>(&plan, &mut z, &mut stack, &mut sink);
         }
     } else {
         let mut stack = ScratchStack { base: scratch, paths, p };
-        generate_path::<T, MAX_DIMS>(&plan, &mut z, &mut stack, &mut sink);
+        generate_path::<T, MAX_DIMS, 1>(&plan, &mut z, &mut stack, &mut sink);
     }
 }
 
 macro_rules! bridge_kernels {
-    ($t:ty, $buffer:ident, $philox:ident, $sobol:ident, $nphilox:ident, $nsobol:ident) => {
+    ($t:ty, [$s1:ident, $s2:ident, $s3:ident], $buffer:ident, $philox:ident, $sobol:ident, $nphilox:ident, $nsobol:ident) => {
         /// The bridge with normals from the buffer `z` (`[row][path]`, `steps·d·paths`).
         ///
         /// # Safety
         /// `coef` holds `steps·5`, `idx` `steps·6` (slots < `slots`, z and out rows < steps),
         /// `chol` `d²`, `start` `d`, `z` and `out` `steps·d·paths` elements, `scratch`
-        /// `slots·d·paths` when `slots·d > REGISTER_STACK`; `1 ≤ d ≤ MAX_DIMS`.
+        /// `slots·d·paths` when `slots·d·blockDim > SHARED_STACK`; `1 ≤ d ≤ MAX_DIMS`.
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $buffer(
             coef: *const $t,
@@ -148,9 +188,10 @@ macro_rules! bridge_kernels {
                 return;
             }
             let sh = Shape { steps, dims, slots, increments, paths };
+            let shared = shared_array![$s1: [$t; SHARED_STACK]];
             let src = BufferNormals { z, paths: paths as usize, p: p as usize };
             // SAFETY: forwarded from this kernel's contract; p < paths.
-            unsafe { run::<$t>(sh, coef, idx, chol, start, scratch, out, p as usize, src) }
+            unsafe { run::<$t>(sh, shared, coef, idx, chol, start, scratch, out, p as usize, src) }
         }
 
         /// The bridge with Philox4x32-10 normals generated in registers (fused): reads only
@@ -178,9 +219,10 @@ macro_rules! bridge_kernels {
                 return;
             }
             let sh = Shape { steps, dims, slots, increments, paths };
+            let shared = shared_array![$s2: [$t; SHARED_STACK]];
             // SAFETY: forwarded from this kernel's contract; p < paths.
             unsafe {
-                run::<$t>(sh, coef, idx, chol, start, scratch, out, p as usize, PhiloxNormals::new(seed, p as u64))
+                run::<$t>(sh, shared, coef, idx, chol, start, scratch, out, p as usize, PhiloxNormals::new(seed, p as u64))
             }
         }
 
@@ -211,11 +253,12 @@ macro_rules! bridge_kernels {
                 return;
             }
             let sh = Shape { steps, dims, slots, increments, paths };
+            let shared = shared_array![$s3: [$t; SHARED_STACK]];
             // SAFETY: dirs holds steps·d·32 words (launcher contract).
             let dirs = unsafe { from_raw_parts(dirs, steps as usize * dims as usize * BITS) };
             let src = SobolNormals { dirs, point: offset.wrapping_add(p) };
             // SAFETY: forwarded from this kernel's contract; p < paths.
-            unsafe { run::<$t>(sh, coef, idx, chol, start, scratch, out, p as usize, src) }
+            unsafe { run::<$t>(sh, shared, coef, idx, chol, start, scratch, out, p as usize, src) }
         }
 
         /// Philox normals alone: `out[j·paths + p]` for rows `j < rows`.
@@ -231,7 +274,7 @@ macro_rules! bridge_kernels {
             let mut g = PhiloxNormals::new(seed, p as u64);
             let mut j = 0;
             while j < rows {
-                let v = <$t as Real>::from_f64(normal::normal_from_bits(g.word(j)));
+                let v = <$t as Real>::normal_from_bits(g.word(j));
                 // SAFETY: j < rows, p < paths.
                 unsafe { *out.add(j as usize * paths as usize + p as usize) = v };
                 j += 1;
@@ -253,7 +296,7 @@ macro_rules! bridge_kernels {
             while j < rows {
                 // SAFETY: j < rows, so the 32 words at j·32 exist.
                 let v = unsafe { from_raw_parts(dirs.add(j as usize * BITS), BITS) };
-                let x = <$t as Real>::from_f64(normal::normal_from_bits(sobol_u32(v, q)));
+                let x = <$t as Real>::normal_from_bits(sobol_u32(v, q));
                 // SAFETY: j < rows, p < paths.
                 unsafe { *out.add(j as usize * paths as usize + p as usize) = x };
                 j += 1;
@@ -262,5 +305,21 @@ macro_rules! bridge_kernels {
     };
 }
 
-bridge_kernels!(f32, bridge_f32, bridge_philox_f32, bridge_sobol_f32, normals_philox_f32, normals_sobol_f32);
-bridge_kernels!(f64, bridge_f64, bridge_philox_f64, bridge_sobol_f64, normals_philox_f64, normals_sobol_f64);
+bridge_kernels!(
+    f32,
+    [BRIDGE_STACK_F32, BRIDGE_STACK_PHILOX_F32, BRIDGE_STACK_SOBOL_F32],
+    bridge_f32,
+    bridge_philox_f32,
+    bridge_sobol_f32,
+    normals_philox_f32,
+    normals_sobol_f32
+);
+bridge_kernels!(
+    f64,
+    [BRIDGE_STACK_F64, BRIDGE_STACK_PHILOX_F64, BRIDGE_STACK_SOBOL_F64],
+    bridge_f64,
+    bridge_philox_f64,
+    bridge_sobol_f64,
+    normals_philox_f64,
+    normals_sobol_f64
+);

@@ -32,9 +32,16 @@ use core::ops::{Add, Div, Mul, Sub};
 /// Largest dimension `d` the generators support (registers hold one d-vector per operand).
 pub const MAX_DIMS: usize = 8;
 
-/// Stack elements (`slots · d`) the GPU keeps in registers; larger strategies keep their stack
-/// in a device scratch buffer laid out `[slot·d + k][path]`.
-pub const REGISTER_STACK: usize = 16;
+/// Elements of the per-block shared-memory stack on the GPU: thread `t` of a block of `b`
+/// threads keeps element `i` at `i·b + t` (conflict-free). A strategy uses it when
+/// `slots · d · b ≤ SHARED_STACK`; otherwise its stack lives in a device scratch buffer laid
+/// out `[slot·d + k][path]`.
+pub const SHARED_STACK: usize = 2048;
+
+/// Whether a strategy of `slots` d-vectors fits the shared-memory stack at `block` threads.
+pub fn stack_fits_shared(slots: usize, dims: usize, block: usize) -> bool {
+    slots.saturating_mul(dims).saturating_mul(block) <= SHARED_STACK
+}
 
 /// `store` of a step whose value no later step reads.
 pub const NO_SLOT: u32 = u32::MAX;
@@ -44,10 +51,11 @@ pub const EMIT_LEFT: u32 = 1;
 /// Flag: the step also emits the increment between θ and r (they are adjacent in time).
 pub const EMIT_RIGHT: u32 = 2;
 
-/// Coefficients per step in the flat table: `wl, wr, sd, θ−ℓ, r−θ`.
-pub const COEFS: usize = 5;
-/// Indices per step in the flat table: `left, right, store, z, out, flags`.
-pub const INDICES: usize = 6;
+/// Coefficients per step in the flat table: `wl, wr, sd, θ−ℓ, r−θ` and 3 zeros of padding
+/// (a step's row is 16-byte aligned, so the GPU reads it with vector loads).
+pub const COEFS: usize = 8;
+/// Indices per step in the flat table: `left, right, store, z, out, flags` and 2 zeros.
+pub const INDICES: usize = 8;
 
 /// The two floating-point types the generators run in.
 pub trait Real:
@@ -57,6 +65,8 @@ pub trait Real:
     const ZERO: Self;
     /// Rounds an f64 to this type (round to nearest even).
     fn from_f64(x: f64) -> Self;
+    /// The standard normal of a 32-bit generator word in this precision (see [`normal`]).
+    fn normal_from_bits(w: u32) -> Self;
 }
 
 impl Real for f32 {
@@ -65,6 +75,10 @@ impl Real for f32 {
     fn from_f64(x: f64) -> f32 {
         x as f32
     }
+    #[inline(always)]
+    fn normal_from_bits(w: u32) -> f32 {
+        normal::normal_f32_from_bits(w)
+    }
 }
 
 impl Real for f64 {
@@ -72,6 +86,10 @@ impl Real for f64 {
     #[inline(always)]
     fn from_f64(x: f64) -> f64 {
         x
+    }
+    #[inline(always)]
+    fn normal_from_bits(w: u32) -> f64 {
+        normal::normal_from_bits(w)
     }
 }
 
@@ -125,6 +143,18 @@ pub fn place<T: Copy, const D: usize>(a: &mut [T; D], i: usize, v: T) {
     }
 }
 
+/// Sets element `[j][k]` of a small 2-D array through selects over constant indices.
+#[inline(always)]
+pub fn place2<T: Copy, const D: usize, const P: usize>(a: &mut [[T; D]; P], j: usize, k: usize, v: T) {
+    let mut jj = 0;
+    while jj < P {
+        if jj == j {
+            place(&mut a[jj], k, v);
+        }
+        jj += 1;
+    }
+}
+
 /// Component `k` of `C·Z` for the lower-triangular `c` (row-major `d × d`):
 /// `Σ_{m ≤ k} c[k·d + m]·z[m]`, left to right, starting from the first product.
 #[inline(always)]
@@ -168,6 +198,24 @@ pub struct Step<T> {
 }
 
 impl<T: Real> Step<T> {
+    /// A step of zeros (a placeholder before a prefetch fills it).
+    #[inline(always)]
+    pub fn zero() -> Step<T> {
+        Step {
+            wl: T::ZERO,
+            wr: T::ZERO,
+            sd: T::ZERO,
+            dt_left: T::ZERO,
+            dt_right: T::ZERO,
+            left: 0,
+            right: 0,
+            store: 0,
+            z: 0,
+            out: 0,
+            flags: 0,
+        }
+    }
+
     /// Step `s` of the flat tables (`COEFS` coefficients and `INDICES` indices per step).
     #[inline(always)]
     pub fn load(coef: &[T], idx: &[u32], s: usize) -> Step<T> {
@@ -188,14 +236,65 @@ impl<T: Real> Step<T> {
         }
     }
 
-    /// Appends this step to flat tables (the inverse of [`Step::load`]).
+    /// The step's coefficients in table order (the inverse of [`Step::load`]).
     pub fn coefs(&self) -> [T; COEFS] {
-        [self.wl, self.wr, self.sd, self.dt_left, self.dt_right]
+        [self.wl, self.wr, self.sd, self.dt_left, self.dt_right, T::ZERO, T::ZERO, T::ZERO]
     }
 
     /// The step's indices in table order.
     pub fn indices(&self) -> [u32; INDICES] {
-        [self.left, self.right, self.store, self.z, self.out, self.flags]
+        [self.left, self.right, self.store, self.z, self.out, self.flags, 0, 0]
+    }
+
+    /// A step from one row of each table.
+    #[inline(always)]
+    pub fn from_rows(c: &CoefRow<T>, i: &IndexRow) -> Step<T> {
+        let (c, i) = (c.0, i.0);
+        Step {
+            wl: c[0],
+            wr: c[1],
+            sd: c[2],
+            dt_left: c[3],
+            dt_right: c[4],
+            left: i[0],
+            right: i[1],
+            store: i[2],
+            z: i[3],
+            out: i[4],
+            flags: i[5],
+        }
+    }
+}
+
+/// One step's coefficients as the device reads them (16-byte aligned: vector loads).
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+pub struct CoefRow<T>(pub [T; COEFS]);
+
+/// One step's indices as the device reads them (16-byte aligned: vector loads).
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+pub struct IndexRow(pub [u32; INDICES]);
+
+/// Where a path generator reads its steps from.
+pub trait Steps<T> {
+    /// Step `s`.
+    fn step(&self, s: usize) -> Step<T>;
+}
+
+/// Steps from flat slices (`COEFS` and `INDICES` per step).
+#[derive(Clone, Copy)]
+pub struct SliceSteps<'a, T> {
+    /// Coefficients.
+    pub coef: &'a [T],
+    /// Indices.
+    pub idx: &'a [u32],
+}
+
+impl<T: Real> Steps<T> for SliceSteps<'_, T> {
+    #[inline(always)]
+    fn step(&self, s: usize) -> Step<T> {
+        Step::load(self.coef, self.idx, s)
     }
 }
 
@@ -234,7 +333,9 @@ impl<T: Copy> Stack<T> for SliceStack<'_, T> {
 }
 
 /// A stack of `N` elements meant to live in registers: every access is a fully unrolled
-/// select over constant indices, so no element is ever addressed dynamically.
+/// select over constant indices, so no element is ever addressed dynamically. (The kernels
+/// now use a shared-memory stack, cheaper per access than `N` selects; this stays for small
+/// fixed-size uses and its test.)
 pub struct RegisterStack<T, const N: usize>(pub [T; N]);
 
 impl<T: Copy, const N: usize> Stack<T> for RegisterStack<T, N> {
@@ -262,15 +363,13 @@ impl<T: Copy, const N: usize> Stack<T> for RegisterStack<T, N> {
     }
 }
 
-/// What one path's generation needs besides its normals: the strategy tables, `d`, the
+/// What one path's generation needs besides its normals: the strategy, `d`, the
 /// Cholesky factor `C` (row-major, lower triangular, `d·d`), the start `x` (`d`) and whether to
 /// write scaled increments instead of points.
 #[derive(Clone, Copy)]
-pub struct PathPlan<'a, T> {
-    /// `COEFS` coefficients per step.
-    pub coef: &'a [T],
-    /// `INDICES` indices per step.
-    pub idx: &'a [u32],
+pub struct PathPlan<'a, T, S> {
+    /// The strategy.
+    pub table: S,
     /// Steps (N + 1).
     pub steps: usize,
     /// Dimension d (1..=MAX_DIMS; `D` of [`generate_path`] must be at least d).
@@ -285,11 +384,15 @@ pub struct PathPlan<'a, T> {
 
 /// Generates one path: runs every step of the strategy, reading normals from `z`, keeping
 /// live values in `stack` (slot 0 starts as `x`) and writing points or increments to `out`.
+///
 /// `D` bounds the dimension at compile time (loops over `0..D` unroll; components `≥ d` are
-/// skipped), so per-step vectors stay in registers on the GPU.
+/// skipped), so per-step vectors stay in registers on the GPU. `P` is the prefetch depth: the
+/// steps are taken `P` at a time, their table rows and normals read first (up to `P·d`
+/// independent loads in flight per thread, the paper's lesson 3), then computed in order. The
+/// arithmetic and its order are the same for every `P`, so every `P` gives the same bits.
 #[inline(always)]
-pub fn generate_path<T: Real, const D: usize>(
-    plan: &PathPlan<'_, T>,
+pub fn generate_path<T: Real, const D: usize, const P: usize>(
+    plan: &PathPlan<'_, T, impl Steps<T>>,
     z: &mut impl Normals<T>,
     stack: &mut impl Stack<T>,
     out: &mut impl Sink<T>,
@@ -304,39 +407,54 @@ pub fn generate_path<T: Real, const D: usize>(
     }
     let mut s = 0;
     while s < plan.steps {
-        let step = Step::load(plan.coef, plan.idx, s);
-        let mut zs = [T::ZERO; D];
-        let mut k = 0;
-        while k < D {
-            if k < d {
-                place(&mut zs, k, z.normal(step.z * d as u32 + k as u32));
-            }
-            k += 1;
-        }
-        let mut k = 0;
-        while k < D {
-            if k < d {
-                let xl = stack.get(step.left * d as u32 + k as u32);
-                let xr = stack.get(step.right * d as u32 + k as u32);
-                let x = interpolate(step.wl, xl, step.wr, xr, step.sd, noise(plan.chol, d, &zs, k));
-                if step.store != NO_SLOT {
-                    stack.set(step.store * d as u32 + k as u32, x);
-                }
-                let row = step.out * d as u32 + k as u32;
-                if !plan.increments {
-                    out.put(row, x);
-                } else {
-                    if step.flags & EMIT_LEFT != 0 {
-                        out.put(row, increment(xl, x, step.dt_left));
+        // Prefetch: the normals of the next P steps (only each step's z index is needed).
+        let mut zs = [[T::ZERO; D]; P];
+        let mut j = 0;
+        while j < P {
+            if s + j < plan.steps {
+                let zi = plan.table.step(s + j).z;
+                let mut k = 0;
+                while k < D {
+                    if k < d {
+                        place2(&mut zs, j, k, z.normal(zi * d as u32 + k as u32));
                     }
-                    if step.flags & EMIT_RIGHT != 0 {
-                        out.put(row + d as u32, increment(x, xr, step.dt_right));
-                    }
+                    k += 1;
                 }
             }
-            k += 1;
+            j += 1;
         }
-        s += 1;
+        let mut j = 0;
+        while j < P {
+            if s + j < plan.steps {
+                let step = plan.table.step(s + j);
+                let zj = pick(&zs, j);
+                let mut k = 0;
+                while k < D {
+                    if k < d {
+                        let xl = stack.get(step.left * d as u32 + k as u32);
+                        let xr = stack.get(step.right * d as u32 + k as u32);
+                        let x = interpolate(step.wl, xl, step.wr, xr, step.sd, noise(plan.chol, d, &zj, k));
+                        if step.store != NO_SLOT {
+                            stack.set(step.store * d as u32 + k as u32, x);
+                        }
+                        let row = step.out * d as u32 + k as u32;
+                        if !plan.increments {
+                            out.put(row, x);
+                        } else {
+                            if step.flags & EMIT_LEFT != 0 {
+                                out.put(row, increment(xl, x, step.dt_left));
+                            }
+                            if step.flags & EMIT_RIGHT != 0 {
+                                out.put(row + d as u32, increment(x, xr, step.dt_right));
+                            }
+                        }
+                    }
+                    k += 1;
+                }
+            }
+            j += 1;
+        }
+        s += P;
     }
 }
 

@@ -31,6 +31,9 @@ pub struct Args {
     /// Timed runs (after 5 warm-up runs).
     #[arg(long, default_value_t = 20)]
     runs: usize,
+    /// Threads per block (a multiple of 32).
+    #[arg(long, default_value_t = 128)]
+    block: u32,
     /// Skip the CPU timings.
     #[arg(long)]
     no_cpu: bool,
@@ -95,8 +98,8 @@ fn run_precision<T: Precision>(
     let dp: DevicePlan<T> = bridge.upload(plan)?;
     let mut z = DeviceBuffer::from_slice(&vec![T::default(); len])?;
     let mut out = DeviceBuffer::from_slice(&vec![T::default(); len])?;
-    let mut scratch = DeviceBuffer::from_slice(&vec![T::default(); dp.scratch_len(paths).max(1)])?;
-    let has_scratch = dp.scratch_len(paths) > 0;
+    let mut scratch = DeviceBuffer::from_slice(&vec![T::default(); bridge.scratch_len(&dp, paths).max(1)])?;
+    let has_scratch = bridge.scratch_len(&dp, paths) > 0;
     bridge.normals_on_device(&dp, DeviceSource::Philox { seed: 1 }, paths, &mut z)?;
     gpu.synchronize()?;
     // Bounds, same run, same size.
@@ -205,7 +208,7 @@ fn run_precision<T: Precision>(
             name.to_string(),
             T::NAME.to_string(),
             format!("{paths} × {} × {}", plan.steps(), plan.dims()),
-            args.order.clone(),
+            format!("{}, block {}", args.order, args.block),
             format!("{:.4}", t.median_ms()),
             format!("{gbs:.1}"),
             format!("{bound_name} {bound:.1} GB/s"),
@@ -224,7 +227,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     anyhow::ensure!(args.paths >= 1, "--paths must be at least 1");
     let plan = Plan::new(&spec(&args)?)?;
     let gpu = Gpu::new()?;
-    let bridge = Bridge::new(&gpu)?;
+    let bridge = Bridge::with_block_size(&gpu, args.block)?;
     println!("GPU: {}", gpu.name());
     println!(
         "problem: {} paths × {} steps × d = {}, {} order; strategy stack {} slots ({}), block {}",
@@ -233,7 +236,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         plan.dims(),
         args.order,
         plan.stack_slots(),
-        if plan.stack_in_registers() { "registers" } else { "scratch memory" },
+        if plan.stack_in_shared(bridge.block_size()) { "shared memory" } else { "scratch memory" },
         bridge.block_size()
     );
     let (free, _) = gpu.memory_info()?;

@@ -28,7 +28,6 @@ pub struct DevicePlan<T: Precision> {
     dims: u32,
     slots: u32,
     rows: usize,
-    registers: bool,
 }
 
 impl<T: Precision> DevicePlan<T> {
@@ -37,9 +36,14 @@ impl<T: Precision> DevicePlan<T> {
         self.rows
     }
 
-    /// Scratch elements a generation of `paths` needs (0 when the stack fits in registers).
-    pub fn scratch_len(&self, paths: usize) -> usize {
-        if self.registers { 0 } else { self.slots as usize * self.dims as usize * paths }
+    /// Scratch elements a generation of `paths` at `block` threads per block needs (0 when
+    /// the stack fits in shared memory).
+    pub fn scratch_len(&self, paths: usize, block: u32) -> usize {
+        if lockstep_shared::bridge::stack_fits_shared(self.slots as usize, self.dims as usize, block as usize) {
+            0
+        } else {
+            self.slots as usize * self.dims as usize * paths
+        }
     }
 }
 
@@ -139,6 +143,12 @@ impl<'g> Bridge<'g> {
         self.block
     }
 
+    /// Scratch elements a generation of `paths` with `plan` needs at this block size (0 when
+    /// the stack fits in shared memory).
+    pub fn scratch_len<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize) -> usize {
+        plan.scratch_len(paths, self.block)
+    }
+
     /// Registers per thread and local memory bytes per thread of one kernel, as the driver
     /// compiled it for this GPU (`cuFuncGetAttribute`).
     pub fn attributes<T: Precision>(&self, variant: Variant) -> Result<(i32, i32)> {
@@ -176,12 +186,11 @@ impl<'g> Bridge<'g> {
             dims: len_u32("dimension", plan.dims())?,
             slots: len_u32("stack slots", plan.stack_slots())?,
             rows: plan.rows(),
-            registers: plan.stack_in_registers(),
         })
     }
 
     /// Enqueues a generation of `paths` paths (or increments) into `out` (`(N+1)·d·paths`).
-    /// `scratch` must hold [`DevicePlan::scratch_len`] elements when that is non-zero.
+    /// `scratch` must hold [`Bridge::scratch_len`] elements when that is non-zero.
     pub fn generate_on_device<T: Precision>(
         &self,
         plan: &DevicePlan<T>,
@@ -198,7 +207,7 @@ impl<'g> Bridge<'g> {
             max: usize::MAX as u64,
         })?;
         expect_len("out", out.len(), len)?;
-        let need = plan.scratch_len(paths);
+        let need = plan.scratch_len(paths, self.block);
         let sp: DevicePointer<T> = match scratch {
             Some(s) if need > 0 => {
                 expect_len("scratch", s.len(), need)?;
@@ -400,8 +409,8 @@ impl<'g> Bridge<'g> {
         }
         let dp = self.upload::<T>(plan)?;
         let mut out = self.alloc::<T>(len)?;
-        let mut scratch = self.alloc::<T>(dp.scratch_len(paths))?;
-        let sc = (dp.scratch_len(paths) > 0).then_some(&mut *scratch);
+        let mut scratch = self.alloc::<T>(self.scratch_len(&dp, paths))?;
+        let sc = (self.scratch_len(&dp, paths) > 0).then_some(&mut *scratch);
         let zbuf;
         let src = match source {
             Source::Buffer(z) => {
@@ -440,8 +449,8 @@ impl<'g> Bridge<'g> {
         let mut z = self.alloc::<T>(len)?;
         self.normals_on_device(&dp, gen_src, paths, &mut z)?;
         let mut out = self.alloc::<T>(len)?;
-        let mut scratch = self.alloc::<T>(dp.scratch_len(paths))?;
-        let sc = (dp.scratch_len(paths) > 0).then_some(&mut *scratch);
+        let mut scratch = self.alloc::<T>(self.scratch_len(&dp, paths))?;
+        let sc = (self.scratch_len(&dp, paths) > 0).then_some(&mut *scratch);
         self.generate_on_device(&dp, DeviceSource::Buffer(&z), paths, output, sc, &mut out)?;
         self.gpu.synchronize()?;
         let mut host = vec![T::default(); len];

@@ -12,7 +12,7 @@ pub use plan::{BridgeSpec, Noise, Plan, Precision, Tables, bisection_order, firs
 use crate::error::{Error, Result};
 use lockstep_shared::bridge::philox::PhiloxNormals;
 use lockstep_shared::bridge::sobol::{BITS, SobolNormals};
-use lockstep_shared::bridge::{MAX_DIMS, Normals, PathPlan, Sink, SliceStack, generate_path};
+use lockstep_shared::bridge::{MAX_DIMS, Normals, PathPlan, Sink, SliceStack, SliceSteps, generate_path};
 use rayon::prelude::*;
 use std::sync::OnceLock;
 
@@ -119,11 +119,10 @@ impl<T: Copy> Sink<T> for Into<'_, T> {
     }
 }
 
-fn path_plan<T: Precision>(plan: &Plan, output: Output) -> PathPlan<'_, T> {
+fn path_plan<T: Precision>(plan: &Plan, output: Output) -> PathPlan<'_, T, SliceSteps<'_, T>> {
     let t = plan.tables::<T>();
     PathPlan {
-        coef: &t.coef,
-        idx: &t.idx,
+        table: SliceSteps { coef: &t.coef, idx: &t.idx },
         steps: plan.steps(),
         dims: plan.dims(),
         chol: &t.chol,
@@ -151,14 +150,14 @@ fn generate_block<T: Precision>(
         let mut st = SliceStack(&mut stack);
         match source {
             Source::Buffer(z) => {
-                generate_path::<T, MAX_DIMS>(&pp, &mut Strided { z, paths: total_paths, p }, &mut st, &mut sink)
+                generate_path::<T, MAX_DIMS, 1>(&pp, &mut Strided { z, paths: total_paths, p }, &mut st, &mut sink)
             }
             Source::Philox { seed } => {
-                generate_path::<T, MAX_DIMS>(&pp, &mut PhiloxNormals::new(*seed, p as u64), &mut st, &mut sink)
+                generate_path::<T, MAX_DIMS, 1>(&pp, &mut PhiloxNormals::new(*seed, p as u64), &mut st, &mut sink)
             }
             Source::Sobol { offset } => {
                 let mut z = SobolNormals { dirs, point: offset.wrapping_add(p as u32) };
-                generate_path::<T, MAX_DIMS>(&pp, &mut z, &mut st, &mut sink)
+                generate_path::<T, MAX_DIMS, 1>(&pp, &mut z, &mut st, &mut sink)
             }
         }
     }
@@ -182,13 +181,13 @@ pub fn generate_seq<T: Precision>(plan: &Plan, source: Source<'_, T>, paths: usi
         let mut sink = Into { out: &mut out, paths, p };
         let mut st = SliceStack(&mut stack);
         match source {
-            Source::Buffer(z) => generate_path::<T, MAX_DIMS>(&pp, &mut Strided { z, paths, p }, &mut st, &mut sink),
+            Source::Buffer(z) => generate_path::<T, MAX_DIMS, 1>(&pp, &mut Strided { z, paths, p }, &mut st, &mut sink),
             Source::Philox { seed } => {
-                generate_path::<T, MAX_DIMS>(&pp, &mut PhiloxNormals::new(seed, p as u64), &mut st, &mut sink)
+                generate_path::<T, MAX_DIMS, 1>(&pp, &mut PhiloxNormals::new(seed, p as u64), &mut st, &mut sink)
             }
             Source::Sobol { offset } => {
                 let mut z = SobolNormals { dirs: &dirs, point: offset.wrapping_add(p as u32) };
-                generate_path::<T, MAX_DIMS>(&pp, &mut z, &mut st, &mut sink)
+                generate_path::<T, MAX_DIMS, 1>(&pp, &mut z, &mut st, &mut sink)
             }
         }
     }

@@ -89,7 +89,7 @@ impl PhiloxNormals {
 impl<T: super::Real> super::Normals<T> for PhiloxNormals {
     #[inline(always)]
     fn normal(&mut self, row: u32) -> T {
-        T::from_f64(super::normal::normal_from_bits(self.word(row)))
+        T::normal_from_bits(self.word(row))
     }
 }
 

@@ -37,7 +37,7 @@ impl<T: super::Real> super::Normals<T> for SobolNormals<'_> {
     #[inline(always)]
     fn normal(&mut self, row: u32) -> T {
         let v = &self.dirs[row as usize * BITS..row as usize * BITS + BITS];
-        T::from_f64(super::normal::normal_from_bits(sobol_u32(v, self.point)))
+        T::normal_from_bits(sobol_u32(v, self.point))
     }
 }
 

@@ -298,10 +298,11 @@ impl Plan {
         T::tables(self)
     }
 
-    /// Whether the GPU keeps the stack in registers (`slots·d ≤ REGISTER_STACK`); otherwise
-    /// it needs a scratch buffer of `slots·d·paths` elements.
-    pub fn stack_in_registers(&self) -> bool {
-        self.slots * self.dims <= sh::REGISTER_STACK
+    /// Whether the GPU keeps the stack in shared memory at `block` threads per block
+    /// (`slots·d·block ≤ SHARED_STACK`); otherwise it needs a scratch buffer of
+    /// `slots·d·paths` elements.
+    pub fn stack_in_shared(&self, block: u32) -> bool {
+        sh::stack_fits_shared(self.slots, self.dims, block as usize)
     }
 }
 
