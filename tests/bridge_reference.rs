@@ -44,6 +44,13 @@ proptest! {
         let a = br::generate_seq(&plan, source, paths, output)?;
         let b = br::generate_par(&plan, source, paths, output)?;
         assert_bits_eq("seq vs par", &b, &a, |i| format!("row {} path {}", i / paths.max(1), i % paths.max(1)))?;
+        let seen = std::sync::atomic::AtomicUsize::new(0);
+        let c = br::generate_par_with_progress(&plan, source, paths, output, |done, total| {
+            assert!(done <= total && total == paths);
+            seen.fetch_max(done, std::sync::atomic::Ordering::Relaxed);
+        })?;
+        prop_assert_eq!(seen.into_inner(), paths, "progress must reach the total");
+        assert_bits_eq("seq vs par with progress", &c, &a, |i| format!("index {i}"))?;
     }
 }
 

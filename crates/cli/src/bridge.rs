@@ -149,7 +149,18 @@ fn run_typed<T: Precision + LeBytes + Into<f64>>(args: &Args, plan: &Plan) -> an
                 rayon::current_num_threads(),
                 T::NAME
             );
-            cpu::generate_par(plan, source, args.paths, output)?
+            let last = std::sync::atomic::AtomicUsize::new(0);
+            let out = cpu::generate_par_with_progress(plan, source, args.paths, output, |done, total| {
+                // A one-line progress bar on stderr, redrawn at each new percent.
+                let pct = done * 100 / total.max(1);
+                if last.fetch_max(pct, std::sync::atomic::Ordering::Relaxed) < pct {
+                    use std::io::Write;
+                    let bar = "#".repeat(pct / 2) + &" ".repeat(50 - pct / 2);
+                    let _ = write!(std::io::stderr(), "\r[{bar}] {pct:3}% ({done} of {total} paths)");
+                }
+            })?;
+            eprintln!();
+            out
         }
     };
     println!(

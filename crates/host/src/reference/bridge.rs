@@ -200,9 +200,24 @@ const BLOCK: usize = 4096;
 /// As [`generate_seq`] with rayon: blocks of paths in parallel, then a parallel scatter by row.
 /// Same bits.
 pub fn generate_par<T: Precision>(plan: &Plan, source: Source<'_, T>, paths: usize, output: Output) -> Result<Vec<T>> {
+    generate_par_with_progress(plan, source, paths, output, |_, _| {})
+}
+
+/// As [`generate_par`], calling `progress(done, paths)` from the worker threads as blocks of
+/// paths finish (for a progress bar; `done` grows monotonically, the last call has
+/// `done == paths`).
+pub fn generate_par_with_progress<T: Precision>(
+    plan: &Plan,
+    source: Source<'_, T>,
+    paths: usize,
+    output: Output,
+    progress: impl Fn(usize, usize) + Sync,
+) -> Result<Vec<T>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
     let len = check_generation(plan, &source, paths)?;
     let dirs = directions_for(plan, &source)?;
     let rows = plan.rows();
+    let done = AtomicUsize::new(0);
     let blocks: Vec<Vec<T>> = (0..paths.div_ceil(BLOCK))
         .into_par_iter()
         .map(|b| {
@@ -210,6 +225,7 @@ pub fn generate_par<T: Precision>(plan: &Plan, source: Source<'_, T>, paths: usi
             let count = BLOCK.min(paths - first);
             let mut buf = vec![T::ZERO; rows * count];
             generate_block(plan, &source, &dirs, paths, output, first, count, &mut buf);
+            progress(done.fetch_add(count, Ordering::Relaxed) + count, paths);
             buf
         })
         .collect();
