@@ -40,7 +40,7 @@ pub fn random_spec(seed: u64, n: usize, d: usize, kind: u8) -> BridgeSpec {
             sigma[i * d + j] = s;
         }
     }
-    let noise = if r.next_u64() % 2 == 0 {
+    let noise = if r.next_u64().is_multiple_of(2) {
         Noise::Covariance(sigma)
     } else {
         let mut c = vec![0.0; d * d];

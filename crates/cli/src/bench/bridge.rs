@@ -143,6 +143,7 @@ fn run_precision<T: Precision>(
         )?;
         gpu.synchronize()?;
         let g = out.as_host_vec()?;
+        #[allow(clippy::eq_op)] // `x != x` is the NaN test of a generic float (any NaN equals any NaN)
         let same = g.iter().zip(&a).all(|(x, y)| x == y || (x != x && y != y));
         println!("[{}] GPU = CPU bit for bit on the full problem: {same}", T::NAME);
         anyhow::ensure!(same, "GPU and CPU differ");

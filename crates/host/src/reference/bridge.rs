@@ -132,6 +132,7 @@ fn path_plan<T: Precision>(plan: &Plan, output: Output) -> PathPlan<'_, T, Slice
 }
 
 /// Generates paths `first..first+count` into `out` (`[row][count]`).
+#[allow(clippy::too_many_arguments)] // private helper: one call site, every argument distinct
 fn generate_block<T: Precision>(
     plan: &Plan,
     source: &Source<'_, T>,
