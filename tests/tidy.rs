@@ -100,7 +100,16 @@ fn exact_kernels_have_no_fma_approx_ftz_or_spills() {
         assert_eq!((f.fma, f.approx, f.ftz), (0, 0, 0), "{kernel}: fma/approx/ftz in an exact kernel: {f:?}");
     }
     // Only the libm kernel may use a local stack (libm's sin reduction keeps an array there).
+    // The bridge's f64 generating kernels inline Φ⁻¹, whose libm `exp` keeps `force_eval!` (a
+    // volatile store that raises FP flags on its overflow/underflow branches): an 8-byte depot,
+    // touched only on those cold branches; no array of ours lives in local memory.
+    const LIBM_FORCE_EVAL: [&str; 4] =
+        ["bridge_philox_f64", "bridge_sobol_f64", "normals_philox_f64", "normals_sobol_f64"];
     for f in funcs.iter().filter(|f| f.is_entry && f.local_depot_bytes > 0) {
+        if LIBM_FORCE_EVAL.contains(&f.name.as_str()) {
+            assert!(f.local_depot_bytes <= 8, "more local memory than libm's force_eval: {f:?}");
+            continue;
+        }
         assert_eq!(f.name, "exp_sin_log_f64", "unexpected local memory: {f:?}");
     }
     assert!(lockstep_ptx_builder::check_module(lockstep::ptx::MODULE).is_ok());

@@ -5,9 +5,11 @@
 //! lockstep bench smoke [--record F] saxpy f32 at 2^28 elements vs a device-to-device copy
 //! lockstep info                     the GPU, its memory and the embedded PTX
 //! lockstep nbody [--n N --steps S …] N-body RK4 with a progress bar, --out traj.npy, --plot energy.png
+//! lockstep bridge [--paths N …]     Brownian bridge paths to .npy / PNG (see --help)
 //! ```
 
 mod bench;
+mod bridge;
 mod demo;
 mod nbody;
 #[allow(dead_code)] // used by the families' --plot options as they land
@@ -39,6 +41,8 @@ enum Command {
     Info,
     /// N-body with RK4 (GPU exact/fast, global/shared, f32/f64; or the CPU twin).
     Nbody(nbody::Args),
+    /// Brownian bridge paths or increments (GPU, or CPU), to .npy and a PNG plot.
+    Bridge(bridge::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -47,6 +51,7 @@ fn main() -> anyhow::Result<()> {
         Command::Bench { which } => bench::run(which),
         Command::Info => info(),
         Command::Nbody(args) => nbody::run(args),
+        Command::Bridge(args) => bridge::run(args),
     }
 }
 

@@ -17,6 +17,7 @@
 #![warn(missing_docs)]
 
 pub mod axpy;
+pub mod bridge;
 pub mod matmul;
 pub mod nbody;
 pub mod predicate;

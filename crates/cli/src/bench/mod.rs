@@ -2,6 +2,7 @@
 //! warm-up, the GPU's name and the bound it is measured against, and can append its result
 //! to a file under `bench/results/` (`--record`).
 
+mod bridge;
 mod nbody;
 mod smoke;
 
@@ -14,12 +15,15 @@ pub enum Which {
     Smoke(smoke::Args),
     /// N-body throughput and the seed's grid, and the integer matrix product (issue #5).
     Nbody(nbody::Args),
+    /// Brownian bridge: the paper's problem, every variant, against copy and memset bandwidth.
+    Bridge(bridge::Args),
 }
 
 pub fn run(which: Which) -> anyhow::Result<()> {
     match which {
         Which::Smoke(args) => smoke::run(args),
         Which::Nbody(args) => nbody::run(args),
+        Which::Bridge(args) => bridge::run(args),
     }
 }
 

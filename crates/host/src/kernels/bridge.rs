@@ -1,0 +1,480 @@
+//! Launchers for `crates/kernels/src/bridge.rs`: the Brownian bridge (normals from a buffer, or
+//! Philox/Sobol generated in registers) and the normal generators alone.
+//!
+//! Upload a [`Plan`] once ([`Bridge::upload`]), then generate as often as needed on device
+//! buffers (`*_on_device`, for pipelines and benchmarks) or on host data ([`Bridge::generate`],
+//! [`Bridge::generate_unfused`], [`Bridge::normals`]). Layout `[row][path]` as on the CPU
+//! (`crate::reference::bridge`).
+
+use super::upload;
+use crate::error::{Error, Result, cuda};
+use crate::gpu::{Gpu, arg};
+use crate::launch::{Grid1d, expect_len, len_u32};
+use crate::reference::bridge::{Output, Plan, Precision, SOBOL_MAX_DIMS, Source, check_generation, sobol_directions};
+use cust::function::Function;
+use cust::memory::{DeviceBuffer, DevicePointer, DeviceSlice};
+
+/// Threads per block unless the caller chooses.
+pub const DEFAULT_BLOCK: u32 = 128;
+
+/// A plan's tables on the device, in precision `T`.
+pub struct DevicePlan<T: Precision> {
+    coef: DeviceBuffer<T>,
+    idx: DeviceBuffer<u32>,
+    chol: DeviceBuffer<T>,
+    start: DeviceBuffer<T>,
+    dirs: Option<DeviceBuffer<u32>>,
+    steps: u32,
+    dims: u32,
+    slots: u32,
+    rows: usize,
+}
+
+impl<T: Precision> DevicePlan<T> {
+    /// Rows per path, (N+1)·d.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Scratch elements a generation of `paths` at `block` threads per block needs (0 when
+    /// the stack fits in shared memory).
+    pub fn scratch_len(&self, paths: usize, block: u32) -> usize {
+        if lockstep_shared::bridge::stack_fits_shared(self.slots as usize, self.dims as usize, block as usize) {
+            0
+        } else {
+            self.slots as usize * self.dims as usize * paths
+        }
+    }
+}
+
+/// Normals for a generation on the device.
+pub enum DeviceSource<'a, T: cust::memory::DeviceCopy> {
+    /// A `[row][path]` buffer of `(N+1)·d·paths` normals.
+    Buffer(&'a DeviceSlice<T>),
+    /// Philox4x32-10 in registers (fused).
+    Philox {
+        /// The key.
+        seed: u64,
+    },
+    /// Sobol in registers (fused); path p takes point `offset + p`.
+    Sobol {
+        /// Index of path 0's point.
+        offset: u32,
+    },
+}
+
+/// The kernels of one precision, for [`Bridge::attributes`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// `bridge_*`: normals from a buffer.
+    Buffer,
+    /// `bridge_philox_*` (fused).
+    Philox,
+    /// `bridge_sobol_*` (fused).
+    Sobol,
+    /// `normals_philox_*`.
+    NormalsPhilox,
+    /// `normals_sobol_*`.
+    NormalsSobol,
+}
+
+struct Kernels<'g> {
+    buffer: Function<'g>,
+    philox: Function<'g>,
+    sobol: Function<'g>,
+    normals_philox: Function<'g>,
+    normals_sobol: Function<'g>,
+    names: [&'static str; 5],
+}
+
+/// The bridge kernels, loaded and ready.
+pub struct Bridge<'g> {
+    gpu: &'g Gpu,
+    block: u32,
+    k32: Kernels<'g>,
+    k64: Kernels<'g>,
+}
+
+impl<'g> Bridge<'g> {
+    /// Looks up every bridge kernel; 128 threads per block.
+    pub fn new(gpu: &'g Gpu) -> Result<Self> {
+        Self::with_block_size(gpu, DEFAULT_BLOCK)
+    }
+
+    /// As [`Bridge::new`] with `threads` per block (a multiple of 32 up to 1024).
+    pub fn with_block_size(gpu: &'g Gpu, threads: u32) -> Result<Self> {
+        let block = crate::launch::block_size(threads)?;
+        Ok(Bridge {
+            gpu,
+            block,
+            k32: Kernels {
+                buffer: gpu.function("bridge_f32")?,
+                philox: gpu.function("bridge_philox_f32")?,
+                sobol: gpu.function("bridge_sobol_f32")?,
+                normals_philox: gpu.function("normals_philox_f32")?,
+                normals_sobol: gpu.function("normals_sobol_f32")?,
+                names: [
+                    "cuLaunchKernel(bridge_f32)",
+                    "cuLaunchKernel(bridge_philox_f32)",
+                    "cuLaunchKernel(bridge_sobol_f32)",
+                    "cuLaunchKernel(normals_philox_f32)",
+                    "cuLaunchKernel(normals_sobol_f32)",
+                ],
+            },
+            k64: Kernels {
+                buffer: gpu.function("bridge_f64")?,
+                philox: gpu.function("bridge_philox_f64")?,
+                sobol: gpu.function("bridge_sobol_f64")?,
+                normals_philox: gpu.function("normals_philox_f64")?,
+                normals_sobol: gpu.function("normals_sobol_f64")?,
+                names: [
+                    "cuLaunchKernel(bridge_f64)",
+                    "cuLaunchKernel(bridge_philox_f64)",
+                    "cuLaunchKernel(bridge_sobol_f64)",
+                    "cuLaunchKernel(normals_philox_f64)",
+                    "cuLaunchKernel(normals_sobol_f64)",
+                ],
+            },
+        })
+    }
+
+    /// Threads per block.
+    pub fn block_size(&self) -> u32 {
+        self.block
+    }
+
+    /// Scratch elements a generation of `paths` with `plan` needs at this block size (0 when
+    /// the stack fits in shared memory).
+    pub fn scratch_len<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize) -> usize {
+        plan.scratch_len(paths, self.block)
+    }
+
+    /// Registers per thread and local memory bytes per thread of one kernel, as the driver
+    /// compiled it for this GPU (`cuFuncGetAttribute`).
+    pub fn attributes<T: Precision>(&self, variant: Variant) -> Result<(i32, i32)> {
+        use cust::function::FunctionAttribute::{LocalSizeBytes, NumRegisters};
+        let k = self.kernels::<T>();
+        let f = match variant {
+            Variant::Buffer => &k.buffer,
+            Variant::Philox => &k.philox,
+            Variant::Sobol => &k.sobol,
+            Variant::NormalsPhilox => &k.normals_philox,
+            Variant::NormalsSobol => &k.normals_sobol,
+        };
+        let regs = f.get_attribute(NumRegisters).map_err(cuda("cuFuncGetAttribute"))?;
+        let local = f.get_attribute(LocalSizeBytes).map_err(cuda("cuFuncGetAttribute"))?;
+        Ok((regs, local))
+    }
+
+    fn kernels<T: Precision>(&self) -> &Kernels<'g> {
+        if T::NAME == "f32" { &self.k32 } else { &self.k64 }
+    }
+
+    /// Copies `plan`'s tables (and, when (N+1)·d ≤ 21,201, its Sobol direction numbers) to the
+    /// device.
+    pub fn upload<T: Precision>(&self, plan: &Plan) -> Result<DevicePlan<T>> {
+        self.gpu.bind()?;
+        let t = plan.tables::<T>();
+        let dirs = if plan.rows() <= SOBOL_MAX_DIMS { Some(upload(&sobol_directions(plan.rows())?)?) } else { None };
+        Ok(DevicePlan {
+            coef: upload(&t.coef)?,
+            idx: upload(&t.idx)?,
+            chol: upload(&t.chol)?,
+            start: upload(&t.start)?,
+            dirs,
+            steps: len_u32("steps", plan.steps())?,
+            dims: len_u32("dimension", plan.dims())?,
+            slots: len_u32("stack slots", plan.stack_slots())?,
+            rows: plan.rows(),
+        })
+    }
+
+    /// Enqueues a generation of `paths` paths (or increments) into `out` (`(N+1)·d·paths`).
+    /// `scratch` must hold [`Bridge::scratch_len`] elements when that is non-zero.
+    pub fn generate_on_device<T: Precision>(
+        &self,
+        plan: &DevicePlan<T>,
+        source: DeviceSource<'_, T>,
+        paths: usize,
+        output: Output,
+        scratch: Option<&mut DeviceSlice<T>>,
+        out: &mut DeviceSlice<T>,
+    ) -> Result<()> {
+        let n = len_u32("paths", paths)?;
+        let len = plan.rows.checked_mul(paths).ok_or(Error::TooLarge {
+            what: "(N+1)·d·paths output elements",
+            value: u64::MAX,
+            max: usize::MAX as u64,
+        })?;
+        expect_len("out", out.len(), len)?;
+        let need = plan.scratch_len(paths, self.block);
+        let sp: DevicePointer<T> = match scratch {
+            Some(s) if need > 0 => {
+                expect_len("scratch", s.len(), need)?;
+                s.as_device_ptr()
+            }
+            None if need > 0 => {
+                return Err(Error::InvalidInput {
+                    what: "scratch",
+                    why: format!(
+                        "this strategy's stack ({} slots × d = {}) does not fit in registers; pass a scratch buffer of {need} elements",
+                        plan.slots, plan.dims
+                    ),
+                });
+            }
+            _ => out.as_device_ptr(), // never dereferenced: the stack lives in registers
+        };
+        let grid = Grid1d::for_len(n as u64, self.block)?;
+        let k = self.kernels::<T>();
+        let (cp, ip, hp, xp, op) = (
+            plan.coef.as_device_ptr(),
+            plan.idx.as_device_ptr(),
+            plan.chol.as_device_ptr(),
+            plan.start.as_device_ptr(),
+            out.as_device_ptr(),
+        );
+        let inc = (output == Output::Increments) as u32;
+        match source {
+            DeviceSource::Buffer(z) => {
+                expect_len("z", z.len(), len)?;
+                let zp = z.as_device_ptr();
+                // SAFETY: arguments mirror `bridge_f32/f64(coef, idx, steps, dims, slots, chol, start,
+                // increments, scratch, z, out, paths)`; the tables come from one validated Plan
+                // (slots < slots, rows < (N+1)·d), z/out hold (N+1)·d·paths, scratch as checked.
+                unsafe {
+                    self.gpu.launch(
+                        &k.buffer,
+                        k.names[0],
+                        grid,
+                        0,
+                        &[
+                            arg(&cp),
+                            arg(&ip),
+                            arg(&plan.steps),
+                            arg(&plan.dims),
+                            arg(&plan.slots),
+                            arg(&hp),
+                            arg(&xp),
+                            arg(&inc),
+                            arg(&sp),
+                            arg(&zp),
+                            arg(&op),
+                            arg(&n),
+                        ],
+                    )
+                }
+            }
+            DeviceSource::Philox { seed } => {
+                // SAFETY: as the buffer kernel with `seed: u64` in place of z.
+                unsafe {
+                    self.gpu.launch(
+                        &k.philox,
+                        k.names[1],
+                        grid,
+                        0,
+                        &[
+                            arg(&cp),
+                            arg(&ip),
+                            arg(&plan.steps),
+                            arg(&plan.dims),
+                            arg(&plan.slots),
+                            arg(&hp),
+                            arg(&xp),
+                            arg(&inc),
+                            arg(&sp),
+                            arg(&seed),
+                            arg(&op),
+                            arg(&n),
+                        ],
+                    )
+                }
+            }
+            DeviceSource::Sobol { offset } => {
+                let dirs = self.sobol_dirs(plan, offset, paths)?;
+                // SAFETY: as the buffer kernel with (dirs, offset) in place of z; dirs holds
+                // (N+1)·d·32 words and offset + paths ≤ 2^32 (checked).
+                unsafe {
+                    self.gpu.launch(
+                        &k.sobol,
+                        k.names[2],
+                        grid,
+                        0,
+                        &[
+                            arg(&cp),
+                            arg(&ip),
+                            arg(&plan.steps),
+                            arg(&plan.dims),
+                            arg(&plan.slots),
+                            arg(&hp),
+                            arg(&xp),
+                            arg(&inc),
+                            arg(&sp),
+                            arg(&dirs),
+                            arg(&offset),
+                            arg(&op),
+                            arg(&n),
+                        ],
+                    )
+                }
+            }
+        }
+    }
+
+    fn sobol_dirs<T: Precision>(&self, plan: &DevicePlan<T>, offset: u32, paths: usize) -> Result<DevicePointer<u32>> {
+        if offset as u64 + paths as u64 > 1 << 32 {
+            return Err(Error::TooLarge {
+                what: "Sobol point index offset + paths",
+                value: offset as u64 + paths as u64,
+                max: 1 << 32,
+            });
+        }
+        plan.dirs.as_ref().map(|d| d.as_device_ptr()).ok_or(Error::TooLarge {
+            what: "Sobol dimensions ((N+1)·d)",
+            value: plan.rows as u64,
+            max: SOBOL_MAX_DIMS as u64,
+        })
+    }
+
+    /// Enqueues the normals alone (Philox or Sobol; a buffer source is refused) into `out`
+    /// (`(N+1)·d·paths`, `[row][path]`).
+    pub fn normals_on_device<T: Precision>(
+        &self,
+        plan: &DevicePlan<T>,
+        source: DeviceSource<'_, T>,
+        paths: usize,
+        out: &mut DeviceSlice<T>,
+    ) -> Result<()> {
+        let n = len_u32("paths", paths)?;
+        let len = plan.rows.checked_mul(paths).ok_or(Error::TooLarge {
+            what: "(N+1)·d·paths output elements",
+            value: u64::MAX,
+            max: usize::MAX as u64,
+        })?;
+        expect_len("out", out.len(), len)?;
+        let rows = len_u32("rows", plan.rows)?;
+        let grid = Grid1d::for_len(n as u64, self.block)?;
+        let k = self.kernels::<T>();
+        let op = out.as_device_ptr();
+        match source {
+            DeviceSource::Buffer(_) => Err(Error::InvalidInput {
+                what: "normal source",
+                why: "normals are generated from Philox or Sobol; a buffer already holds them".into(),
+            }),
+            DeviceSource::Philox { seed } => {
+                // SAFETY: mirrors `normals_philox_*(rows, seed, out, paths)`; out holds rows·paths.
+                unsafe {
+                    self.gpu.launch(
+                        &k.normals_philox,
+                        k.names[3],
+                        grid,
+                        0,
+                        &[arg(&rows), arg(&seed), arg(&op), arg(&n)],
+                    )
+                }
+            }
+            DeviceSource::Sobol { offset } => {
+                let dirs = self.sobol_dirs(plan, offset, paths)?;
+                // SAFETY: mirrors `normals_sobol_*(rows, dirs, offset, out, paths)`; dirs holds
+                // rows·32 words, out rows·paths, offset + paths ≤ 2^32 (checked).
+                unsafe {
+                    self.gpu.launch(
+                        &k.normals_sobol,
+                        k.names[4],
+                        grid,
+                        0,
+                        &[arg(&rows), arg(&dirs), arg(&offset), arg(&op), arg(&n)],
+                    )
+                }
+            }
+        }
+    }
+
+    fn alloc<T: Precision>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+        upload(&vec![T::default(); len.max(1)])
+    }
+
+    /// Generates on the GPU and copies back: a buffer source is uploaded, Philox and Sobol run
+    /// fused (normals in registers). Same bits as `reference::bridge::generate_seq`.
+    pub fn generate<T: Precision>(
+        &self,
+        plan: &Plan,
+        source: Source<'_, T>,
+        paths: usize,
+        output: Output,
+    ) -> Result<Vec<T>> {
+        let len = check_generation(plan, &source, paths)?;
+        len_u32("paths", paths)?;
+        if len == 0 {
+            return Ok(Vec::new());
+        }
+        let dp = self.upload::<T>(plan)?;
+        let mut out = self.alloc::<T>(len)?;
+        let mut scratch = self.alloc::<T>(self.scratch_len(&dp, paths))?;
+        let sc = (self.scratch_len(&dp, paths) > 0).then_some(&mut *scratch);
+        let zbuf;
+        let src = match source {
+            Source::Buffer(z) => {
+                zbuf = upload(z)?;
+                DeviceSource::Buffer(&*zbuf)
+            }
+            Source::Philox { seed } => DeviceSource::Philox { seed },
+            Source::Sobol { offset } => DeviceSource::Sobol { offset },
+        };
+        self.generate_on_device(&dp, src, paths, output, sc, &mut out)?;
+        self.gpu.synchronize()?;
+        let mut host = vec![T::default(); len];
+        super::download_into(&out, &mut host)?;
+        Ok(host)
+    }
+
+    /// The unfused pipeline: the normals kernel writes Z, then the bridge reads it. Same bits
+    /// as [`Bridge::generate`] for Philox and Sobol.
+    pub fn generate_unfused<T: Precision>(
+        &self,
+        plan: &Plan,
+        source: Source<'_, T>,
+        paths: usize,
+        output: Output,
+    ) -> Result<Vec<T>> {
+        let len = check_generation(plan, &source, paths)?;
+        if len == 0 {
+            return Ok(Vec::new());
+        }
+        let dp = self.upload::<T>(plan)?;
+        let gen_src = match source {
+            Source::Buffer(_) => return self.generate(plan, source, paths, output),
+            Source::Philox { seed } => DeviceSource::Philox { seed },
+            Source::Sobol { offset } => DeviceSource::Sobol { offset },
+        };
+        let mut z = self.alloc::<T>(len)?;
+        self.normals_on_device(&dp, gen_src, paths, &mut z)?;
+        let mut out = self.alloc::<T>(len)?;
+        let mut scratch = self.alloc::<T>(self.scratch_len(&dp, paths))?;
+        let sc = (self.scratch_len(&dp, paths) > 0).then_some(&mut *scratch);
+        self.generate_on_device(&dp, DeviceSource::Buffer(&z), paths, output, sc, &mut out)?;
+        self.gpu.synchronize()?;
+        let mut host = vec![T::default(); len];
+        super::download_into(&out, &mut host)?;
+        Ok(host)
+    }
+
+    /// Normals alone on the GPU (Philox or Sobol), copied back: `(N+1)·d·paths`, `[row][path]`.
+    pub fn normals<T: Precision>(&self, plan: &Plan, source: Source<'_, T>, paths: usize) -> Result<Vec<T>> {
+        let len = check_generation(plan, &source, paths)?;
+        let src = match source {
+            Source::Buffer(z) => return Ok(z.to_vec()),
+            Source::Philox { seed } => DeviceSource::Philox { seed },
+            Source::Sobol { offset } => DeviceSource::Sobol { offset },
+        };
+        if len == 0 {
+            return Ok(Vec::new());
+        }
+        let dp = self.upload::<T>(plan)?;
+        let mut z = self.alloc::<T>(len)?;
+        self.normals_on_device(&dp, src, paths, &mut z)?;
+        self.gpu.synchronize()?;
+        let mut host = vec![T::default(); len];
+        super::download_into(&z, &mut host)?;
+        Ok(host)
+    }
+}

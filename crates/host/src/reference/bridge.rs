@@ -1,0 +1,271 @@
+//! The Brownian bridge on the CPU: the same per-path code as the kernels
+//! (`lockstep_shared::bridge::generate_path`), one thread or rayon; plus the initialisation
+//! ([`plan`]) both sides share and the Sobol direction numbers.
+//!
+//! Layout (also the GPU's): normals `z[(i·d + k)·paths + p]`, output `x[(g·d + k)·paths + p]`,
+//! consecutive paths adjacent; see `lockstep_shared::bridge`.
+
+pub mod plan;
+
+pub use plan::{BridgeSpec, Noise, Plan, Precision, Tables, bisection_order, first_then_bisection, forward_order};
+
+use crate::error::{Error, Result};
+use lockstep_shared::bridge::philox::PhiloxNormals;
+use lockstep_shared::bridge::sobol::{BITS, SobolNormals};
+use lockstep_shared::bridge::{MAX_DIMS, Normals, PathPlan, Sink, SliceStack, SliceSteps, generate_path};
+use rayon::prelude::*;
+use std::sync::OnceLock;
+
+/// What to write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// X at t1..tN and T.
+    Paths,
+    /// Scaled increments (X_{t_g} − X_{t_{g−1}})/(t_g − t_{g−1}), g = 1..N+1.
+    Increments,
+}
+
+/// Where the normals come from.
+#[derive(Clone, Copy, Debug)]
+pub enum Source<'a, T> {
+    /// A user buffer, `[row][path]`, `(N+1)·d·paths` values.
+    Buffer(&'a [T]),
+    /// Philox4x32-10 with this seed (row j of path p: word j mod 4 of counter (j/4, p)).
+    Philox {
+        /// The 64-bit key.
+        seed: u64,
+    },
+    /// Sobol (Joe–Kuo): path p takes point `offset + p`, row j dimension j. `offset = 1`
+    /// skips the origin.
+    Sobol {
+        /// Index of path 0's point.
+        offset: u32,
+    },
+}
+
+/// Largest Sobol dimension of the Joe–Kuo table (`new-joe-kuo-6.21201`).
+pub const SOBOL_MAX_DIMS: usize = 21_201;
+
+/// The 32 direction numbers of each of the first `dims` Sobol dimensions (Joe–Kuo, through
+/// the `sobol` crate), `[dim][bit]`.
+pub fn sobol_directions(dims: usize) -> Result<Vec<u32>> {
+    if dims > SOBOL_MAX_DIMS {
+        return Err(Error::TooLarge {
+            what: "Sobol dimensions ((N+1)·d)",
+            value: dims as u64,
+            max: SOBOL_MAX_DIMS as u64,
+        });
+    }
+    static PARAMS: OnceLock<sobol::params::JoeKuoD6> = OnceLock::new();
+    let params = PARAMS.get_or_init(sobol::params::JoeKuoD6::extended);
+    let v = sobol::Sobol::<u32>::init_direction_vals::<u32>(dims, BITS, params);
+    Ok(v.into_iter().flatten().collect())
+}
+
+/// Checks the sizes of a generation and returns the output length `(N+1)·d·paths`.
+pub fn check_generation<T>(plan: &Plan, source: &Source<'_, T>, paths: usize) -> Result<usize> {
+    let len = plan.rows().checked_mul(paths).ok_or(Error::TooLarge {
+        what: "(N+1)·d·paths output elements",
+        value: u64::MAX,
+        max: usize::MAX as u64,
+    })?;
+    if paths > u32::MAX as usize {
+        return Err(Error::TooLarge { what: "paths", value: paths as u64, max: u32::MAX as u64 });
+    }
+    match source {
+        Source::Buffer(z) => crate::launch::expect_len("z", z.len(), len)?,
+        Source::Philox { .. } => {}
+        Source::Sobol { offset } => {
+            if *offset as u64 + paths as u64 > 1 << 32 {
+                return Err(Error::TooLarge {
+                    what: "Sobol point index offset + paths",
+                    value: *offset as u64 + paths as u64,
+                    max: 1 << 32,
+                });
+            }
+            if plan.rows() > SOBOL_MAX_DIMS {
+                return Err(Error::TooLarge {
+                    what: "Sobol dimensions ((N+1)·d)",
+                    value: plan.rows() as u64,
+                    max: SOBOL_MAX_DIMS as u64,
+                });
+            }
+        }
+    }
+    Ok(len)
+}
+
+struct Strided<'a, T> {
+    z: &'a [T],
+    paths: usize,
+    p: usize,
+}
+
+impl<T: Copy> Normals<T> for Strided<'_, T> {
+    fn normal(&mut self, row: u32) -> T {
+        self.z[row as usize * self.paths + self.p]
+    }
+}
+
+struct Into<'a, T> {
+    out: &'a mut [T],
+    paths: usize,
+    p: usize,
+}
+
+impl<T: Copy> Sink<T> for Into<'_, T> {
+    fn put(&mut self, row: u32, v: T) {
+        self.out[row as usize * self.paths + self.p] = v;
+    }
+}
+
+fn path_plan<T: Precision>(plan: &Plan, output: Output) -> PathPlan<'_, T, SliceSteps<'_, T>> {
+    let t = plan.tables::<T>();
+    PathPlan {
+        table: SliceSteps { coef: &t.coef, idx: &t.idx },
+        steps: plan.steps(),
+        dims: plan.dims(),
+        chol: &t.chol,
+        start: &t.start,
+        increments: output == Output::Increments,
+    }
+}
+
+/// Generates paths `first..first+count` into `out` (`[row][count]`).
+#[allow(clippy::too_many_arguments)] // private helper: one call site, every argument distinct
+fn generate_block<T: Precision>(
+    plan: &Plan,
+    source: &Source<'_, T>,
+    dirs: &[u32],
+    total_paths: usize,
+    output: Output,
+    first: usize,
+    count: usize,
+    out: &mut [T],
+) {
+    let pp = path_plan::<T>(plan, output);
+    let mut stack = vec![T::ZERO; plan.stack_slots() * plan.dims()];
+    for i in 0..count {
+        let p = first + i;
+        let mut sink = Into { out: &mut *out, paths: count, p: i };
+        let mut st = SliceStack(&mut stack);
+        match source {
+            Source::Buffer(z) => {
+                generate_path::<T, MAX_DIMS, 1>(&pp, &mut Strided { z, paths: total_paths, p }, &mut st, &mut sink)
+            }
+            Source::Philox { seed } => {
+                generate_path::<T, MAX_DIMS, 1>(&pp, &mut PhiloxNormals::new(*seed, p as u64), &mut st, &mut sink)
+            }
+            Source::Sobol { offset } => {
+                let mut z = SobolNormals { dirs, point: offset.wrapping_add(p as u32) };
+                generate_path::<T, MAX_DIMS, 1>(&pp, &mut z, &mut st, &mut sink)
+            }
+        }
+    }
+}
+
+fn directions_for<T>(plan: &Plan, source: &Source<'_, T>) -> Result<Vec<u32>> {
+    match source {
+        Source::Sobol { .. } => sobol_directions(plan.rows()),
+        _ => Ok(Vec::new()),
+    }
+}
+
+/// Generates `paths` paths (or increments) on one thread: `(N+1)·d·paths` values, `[row][path]`.
+pub fn generate_seq<T: Precision>(plan: &Plan, source: Source<'_, T>, paths: usize, output: Output) -> Result<Vec<T>> {
+    let len = check_generation(plan, &source, paths)?;
+    let dirs = directions_for(plan, &source)?;
+    let mut out = vec![T::ZERO; len];
+    let pp = path_plan::<T>(plan, output);
+    let mut stack = vec![T::ZERO; plan.stack_slots() * plan.dims()];
+    for p in 0..paths {
+        let mut sink = Into { out: &mut out, paths, p };
+        let mut st = SliceStack(&mut stack);
+        match source {
+            Source::Buffer(z) => generate_path::<T, MAX_DIMS, 1>(&pp, &mut Strided { z, paths, p }, &mut st, &mut sink),
+            Source::Philox { seed } => {
+                generate_path::<T, MAX_DIMS, 1>(&pp, &mut PhiloxNormals::new(seed, p as u64), &mut st, &mut sink)
+            }
+            Source::Sobol { offset } => {
+                let mut z = SobolNormals { dirs: &dirs, point: offset.wrapping_add(p as u32) };
+                generate_path::<T, MAX_DIMS, 1>(&pp, &mut z, &mut st, &mut sink)
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Paths per rayon task.
+const BLOCK: usize = 4096;
+
+/// As [`generate_seq`] with rayon: blocks of paths in parallel, then a parallel scatter by row.
+/// Same bits.
+pub fn generate_par<T: Precision>(plan: &Plan, source: Source<'_, T>, paths: usize, output: Output) -> Result<Vec<T>> {
+    generate_par_with_progress(plan, source, paths, output, |_, _| {})
+}
+
+/// As [`generate_par`], calling `progress(done, paths)` from the worker threads as blocks of
+/// paths finish (for a progress bar; `done` grows monotonically, the last call has
+/// `done == paths`).
+pub fn generate_par_with_progress<T: Precision>(
+    plan: &Plan,
+    source: Source<'_, T>,
+    paths: usize,
+    output: Output,
+    progress: impl Fn(usize, usize) + Sync,
+) -> Result<Vec<T>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let len = check_generation(plan, &source, paths)?;
+    let dirs = directions_for(plan, &source)?;
+    let rows = plan.rows();
+    let done = AtomicUsize::new(0);
+    let blocks: Vec<Vec<T>> = (0..paths.div_ceil(BLOCK))
+        .into_par_iter()
+        .map(|b| {
+            let first = b * BLOCK;
+            let count = BLOCK.min(paths - first);
+            let mut buf = vec![T::ZERO; rows * count];
+            generate_block(plan, &source, &dirs, paths, output, first, count, &mut buf);
+            progress(done.fetch_add(count, Ordering::Relaxed) + count, paths);
+            buf
+        })
+        .collect();
+    let mut out = vec![T::ZERO; len];
+    if paths > 0 {
+        out.par_chunks_mut(paths).enumerate().for_each(|(r, row)| {
+            for (b, buf) in blocks.iter().enumerate() {
+                let count = buf.len() / rows;
+                row[b * BLOCK..b * BLOCK + count].copy_from_slice(&buf[r * count..(r + 1) * count]);
+            }
+        });
+    }
+    Ok(out)
+}
+
+/// Normals alone (what the unfused GPU path generates first): `rows·paths` values, `[row][path]`.
+pub fn normals_seq<T: Precision>(plan: &Plan, source: Source<'_, T>, paths: usize) -> Result<Vec<T>> {
+    let len = check_generation(plan, &source, paths)?;
+    let rows = plan.rows();
+    let mut out = vec![T::ZERO; len];
+    match source {
+        Source::Buffer(z) => out.copy_from_slice(z),
+        Source::Philox { seed } => {
+            for p in 0..paths {
+                let mut g = PhiloxNormals::new(seed, p as u64);
+                for j in 0..rows {
+                    out[j * paths + p] = Normals::<T>::normal(&mut g, j as u32);
+                }
+            }
+        }
+        Source::Sobol { offset } => {
+            let dirs = sobol_directions(rows)?;
+            for p in 0..paths {
+                let mut g = SobolNormals { dirs: &dirs, point: offset.wrapping_add(p as u32) };
+                for j in 0..rows {
+                    out[j * paths + p] = Normals::<T>::normal(&mut g, j as u32);
+                }
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,510 @@
+//! Brownian bridge: the per-path construction (du Toit, NAG; eq. 5 of the seed paper), written
+//! once for the GPU kernels and the CPU generators.
+//!
+//! A path on `t0 < t1 < … < tN < T` is built point by point: `X_T = x + sqrt(T − t0)·C·Z_0`, then
+//! every other point θ from its nearest already-known neighbours ℓ < θ < r:
+//!
+//! ```text
+//! X_θ = wl·X_ℓ + wr·X_r + sd·(C·Z),  wl = (r−θ)/(r−ℓ), wr = (θ−ℓ)/(r−ℓ), sd = sqrt((r−θ)(θ−ℓ)/(r−ℓ))
+//! ```
+//!
+//! The host turns the user's construction order into an *execution strategy* (a list of
+//! [`Step`]s): the same points with the same neighbours and the same `Z`, reordered depth-first
+//! so that few values are live at once; each live value sits in a numbered *stack slot*. The
+//! weights are computed once on the host in f64 ([`weights`]) and rounded to the working
+//! precision, so the device and the CPU read identical numbers.
+//!
+//! **Memory layout** (`[row][path]`, consecutive paths adjacent, so a warp's accesses coalesce):
+//! normals `z[(i·d + k)·paths + p]` for construction index `i` (0 builds `X_T`), dimension `k`,
+//! path `p`; output `x[(g·d + k)·paths + p]` for time index `g` (0..N−1 = t1..tN, N = T).
+//! Scaled increments use the output layout: row `g` holds `(X_{g} − X_{g−1})/(t_g − t_{g−1})`
+//! with `X_{−1} = x` at `t0`.
+//!
+//! Arithmetic: separate `*` and `+` (never contracted), `sqrt` and `/` correctly rounded on both
+//! targets; the noise `(C·Z)_k = Σ_{m≤k} C_km·Z_m` is summed left to right from `m = 0`.
+
+pub mod normal;
+pub mod philox;
+pub mod sobol;
+
+use core::ops::{Add, Div, Mul, Sub};
+
+/// Largest dimension `d` the generators support (registers hold one d-vector per operand).
+pub const MAX_DIMS: usize = 8;
+
+/// Elements of the per-block shared-memory stack on the GPU: thread `t` of a block of `b`
+/// threads keeps element `i` at `i·b + t` (conflict-free). A strategy uses it when
+/// `slots · d · b ≤ SHARED_STACK`; otherwise its stack lives in a device scratch buffer laid
+/// out `[slot·d + k][path]`.
+pub const SHARED_STACK: usize = 2048;
+
+/// Whether a strategy of `slots` d-vectors fits the shared-memory stack at `block` threads.
+pub fn stack_fits_shared(slots: usize, dims: usize, block: usize) -> bool {
+    slots.saturating_mul(dims).saturating_mul(block) <= SHARED_STACK
+}
+
+/// `store` of a step whose value no later step reads.
+pub const NO_SLOT: u32 = u32::MAX;
+
+/// Flag: the step also emits the increment between ℓ and θ (they are adjacent in time).
+pub const EMIT_LEFT: u32 = 1;
+/// Flag: the step also emits the increment between θ and r (they are adjacent in time).
+pub const EMIT_RIGHT: u32 = 2;
+
+/// Coefficients per step in the flat table: `wl, wr, sd, θ−ℓ, r−θ` and 3 zeros of padding
+/// (a step's row is 16-byte aligned, so the GPU reads it with vector loads).
+pub const COEFS: usize = 8;
+/// Indices per step in the flat table: `left, right, store, z, out, flags` and 2 zeros.
+pub const INDICES: usize = 8;
+
+/// The two floating-point types the generators run in.
+pub trait Real:
+    Copy + PartialEq + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self>
+{
+    /// `0`.
+    const ZERO: Self;
+    /// Rounds an f64 to this type (round to nearest even).
+    fn from_f64(x: f64) -> Self;
+    /// The standard normal of a 32-bit generator word in this precision (see [`normal`]).
+    fn normal_from_bits(w: u32) -> Self;
+}
+
+impl Real for f32 {
+    const ZERO: f32 = 0.0;
+    #[inline(always)]
+    fn from_f64(x: f64) -> f32 {
+        x as f32
+    }
+    #[inline(always)]
+    fn normal_from_bits(w: u32) -> f32 {
+        normal::normal_f32_from_bits(w)
+    }
+}
+
+impl Real for f64 {
+    const ZERO: f64 = 0.0;
+    #[inline(always)]
+    fn from_f64(x: f64) -> f64 {
+        x
+    }
+    #[inline(always)]
+    fn normal_from_bits(w: u32) -> f64 {
+        normal::normal_from_bits(w)
+    }
+}
+
+/// The weights of eq. 5 for θ between ℓ and r (f64, computed once on the host):
+/// `(wl, wr, sd)`. For the first point (`X_T`), the host uses `(1, 0, sqrt(T − t0))`.
+pub fn weights(l: f64, theta: f64, r: f64) -> (f64, f64, f64) {
+    let span = r - l;
+    let wl = (r - theta) / span;
+    let wr = (theta - l) / span;
+    let sd = libm::sqrt((r - theta) * (theta - l) / span);
+    (wl, wr, sd)
+}
+
+/// Eq. 5 for one component: `wl·xl + wr·xr + sd·noise`, two roundings per product, sums left
+/// to right.
+#[inline(always)]
+pub fn interpolate<T: Real>(wl: T, xl: T, wr: T, xr: T, sd: T, noise: T) -> T {
+    wl * xl + wr * xr + sd * noise
+}
+
+/// A scaled increment `(b − a) / dt`.
+#[inline(always)]
+pub fn increment<T: Real>(a: T, b: T, dt: T) -> T {
+    (b - a) / dt
+}
+
+/// Element `i` of a small array through a select over constant indices, so that on the GPU the
+/// array stays in registers whatever `i` is (a dynamic index would put it in local memory).
+#[inline(always)]
+pub fn pick<T: Copy, const D: usize>(a: &[T; D], i: usize) -> T {
+    let mut v = a[0];
+    let mut j = 1;
+    while j < D {
+        if j == i {
+            v = a[j];
+        }
+        j += 1;
+    }
+    v
+}
+
+/// Sets element `i` of a small array through a select over constant indices (see [`pick`]).
+#[inline(always)]
+pub fn place<T: Copy, const D: usize>(a: &mut [T; D], i: usize, v: T) {
+    let mut j = 0;
+    while j < D {
+        if j == i {
+            a[j] = v;
+        }
+        j += 1;
+    }
+}
+
+/// Sets element `[j][k]` of a small 2-D array through selects over constant indices.
+#[inline(always)]
+pub fn place2<T: Copy, const D: usize, const P: usize>(a: &mut [[T; D]; P], j: usize, k: usize, v: T) {
+    let mut jj = 0;
+    while jj < P {
+        if jj == j {
+            place(&mut a[jj], k, v);
+        }
+        jj += 1;
+    }
+}
+
+/// Component `k` of `C·Z` for the lower-triangular `c` (row-major `d × d`):
+/// `Σ_{m ≤ k} c[k·d + m]·z[m]`, left to right, starting from the first product.
+#[inline(always)]
+pub fn noise<T: Real, const D: usize>(c: &[T], d: usize, z: &[T; D], k: usize) -> T {
+    let mut s = c[k * d] * z[0];
+    let mut m = 1;
+    while m < D {
+        if m <= k {
+            s = s + c[k * d + m] * pick(z, m);
+        }
+        m += 1;
+    }
+    s
+}
+
+/// One step of an execution strategy.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Step<T> {
+    /// Weight of the left neighbour.
+    pub wl: T,
+    /// Weight of the right neighbour.
+    pub wr: T,
+    /// Standard deviation of the bridge at θ.
+    pub sd: T,
+    /// θ − ℓ (divisor of the left increment).
+    pub dt_left: T,
+    /// r − θ (divisor of the right increment).
+    pub dt_right: T,
+    /// Stack slot of X_ℓ.
+    pub left: u32,
+    /// Stack slot of X_r (the left slot again for X_T, whose right weight is 0).
+    pub right: u32,
+    /// Stack slot that receives X_θ, or [`NO_SLOT`].
+    pub store: u32,
+    /// Construction index `i` of the normal Z_i that builds this point.
+    pub z: u32,
+    /// Time index `g` of θ in the output (0..N−1 = t1..tN, N = T).
+    pub out: u32,
+    /// [`EMIT_LEFT`] | [`EMIT_RIGHT`].
+    pub flags: u32,
+}
+
+impl<T: Real> Step<T> {
+    /// A step of zeros (a placeholder before a prefetch fills it).
+    #[inline(always)]
+    pub fn zero() -> Step<T> {
+        Step {
+            wl: T::ZERO,
+            wr: T::ZERO,
+            sd: T::ZERO,
+            dt_left: T::ZERO,
+            dt_right: T::ZERO,
+            left: 0,
+            right: 0,
+            store: 0,
+            z: 0,
+            out: 0,
+            flags: 0,
+        }
+    }
+
+    /// Step `s` of the flat tables (`COEFS` coefficients and `INDICES` indices per step).
+    #[inline(always)]
+    pub fn load(coef: &[T], idx: &[u32], s: usize) -> Step<T> {
+        let c = &coef[s * COEFS..s * COEFS + COEFS];
+        let i = &idx[s * INDICES..s * INDICES + INDICES];
+        Step {
+            wl: c[0],
+            wr: c[1],
+            sd: c[2],
+            dt_left: c[3],
+            dt_right: c[4],
+            left: i[0],
+            right: i[1],
+            store: i[2],
+            z: i[3],
+            out: i[4],
+            flags: i[5],
+        }
+    }
+
+    /// The step's coefficients in table order (the inverse of [`Step::load`]).
+    pub fn coefs(&self) -> [T; COEFS] {
+        [self.wl, self.wr, self.sd, self.dt_left, self.dt_right, T::ZERO, T::ZERO, T::ZERO]
+    }
+
+    /// The step's indices in table order.
+    pub fn indices(&self) -> [u32; INDICES] {
+        [self.left, self.right, self.store, self.z, self.out, self.flags, 0, 0]
+    }
+
+    /// A step from one row of each table.
+    #[inline(always)]
+    pub fn from_rows(c: &CoefRow<T>, i: &IndexRow) -> Step<T> {
+        let (c, i) = (c.0, i.0);
+        Step {
+            wl: c[0],
+            wr: c[1],
+            sd: c[2],
+            dt_left: c[3],
+            dt_right: c[4],
+            left: i[0],
+            right: i[1],
+            store: i[2],
+            z: i[3],
+            out: i[4],
+            flags: i[5],
+        }
+    }
+}
+
+/// One step's coefficients as the device reads them (16-byte aligned: vector loads).
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+pub struct CoefRow<T>(pub [T; COEFS]);
+
+/// One step's indices as the device reads them (16-byte aligned: vector loads).
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+pub struct IndexRow(pub [u32; INDICES]);
+
+/// Where a path generator reads its steps from.
+pub trait Steps<T> {
+    /// Step `s`.
+    fn step(&self, s: usize) -> Step<T>;
+}
+
+/// Steps from flat slices (`COEFS` and `INDICES` per step).
+#[derive(Clone, Copy)]
+pub struct SliceSteps<'a, T> {
+    /// Coefficients.
+    pub coef: &'a [T],
+    /// Indices.
+    pub idx: &'a [u32],
+}
+
+impl<T: Real> Steps<T> for SliceSteps<'_, T> {
+    #[inline(always)]
+    fn step(&self, s: usize) -> Step<T> {
+        Step::load(self.coef, self.idx, s)
+    }
+}
+
+/// Where the normals come from: row `i·d + k` (construction index i, dimension k) of this path.
+pub trait Normals<T> {
+    /// The normal of row `row`.
+    fn normal(&mut self, row: u32) -> T;
+}
+
+/// Where the results go: row `g·d + k` of this path.
+pub trait Sink<T> {
+    /// Writes `v` to row `row`.
+    fn put(&mut self, row: u32, v: T);
+}
+
+/// The live values of one path: element `slot·d + k`.
+pub trait Stack<T> {
+    /// Element `i`.
+    fn get(&self, i: u32) -> T;
+    /// Sets element `i`.
+    fn set(&mut self, i: u32, v: T);
+}
+
+/// A stack in a slice (the CPU generators).
+pub struct SliceStack<'a, T>(pub &'a mut [T]);
+
+impl<T: Copy> Stack<T> for SliceStack<'_, T> {
+    #[inline(always)]
+    fn get(&self, i: u32) -> T {
+        self.0[i as usize]
+    }
+    #[inline(always)]
+    fn set(&mut self, i: u32, v: T) {
+        self.0[i as usize] = v;
+    }
+}
+
+/// A stack of `N` elements meant to live in registers: every access is a fully unrolled
+/// select over constant indices, so no element is ever addressed dynamically. (The kernels
+/// now use a shared-memory stack, cheaper per access than `N` selects; this stays for small
+/// fixed-size uses and its test.)
+pub struct RegisterStack<T, const N: usize>(pub [T; N]);
+
+impl<T: Copy, const N: usize> Stack<T> for RegisterStack<T, N> {
+    #[inline(always)]
+    fn get(&self, i: u32) -> T {
+        let mut v = self.0[0];
+        let mut j = 1;
+        while j < N {
+            if j as u32 == i {
+                v = self.0[j];
+            }
+            j += 1;
+        }
+        v
+    }
+    #[inline(always)]
+    fn set(&mut self, i: u32, v: T) {
+        let mut j = 0;
+        while j < N {
+            if j as u32 == i {
+                self.0[j] = v;
+            }
+            j += 1;
+        }
+    }
+}
+
+/// What one path's generation needs besides its normals: the strategy, `d`, the
+/// Cholesky factor `C` (row-major, lower triangular, `d·d`), the start `x` (`d`) and whether to
+/// write scaled increments instead of points.
+#[derive(Clone, Copy)]
+pub struct PathPlan<'a, T, S> {
+    /// The strategy.
+    pub table: S,
+    /// Steps (N + 1).
+    pub steps: usize,
+    /// Dimension d (1..=MAX_DIMS; `D` of [`generate_path`] must be at least d).
+    pub dims: usize,
+    /// C, row-major `d × d`.
+    pub chol: &'a [T],
+    /// x, `d` values.
+    pub start: &'a [T],
+    /// Scaled increments instead of points.
+    pub increments: bool,
+}
+
+/// Generates one path: runs every step of the strategy, reading normals from `z`, keeping
+/// live values in `stack` (slot 0 starts as `x`) and writing points or increments to `out`.
+///
+/// `D` bounds the dimension at compile time (loops over `0..D` unroll; components `≥ d` are
+/// skipped), so per-step vectors stay in registers on the GPU. `P` is the prefetch depth: the
+/// steps are taken `P` at a time, their table rows and normals read first (up to `P·d`
+/// independent loads in flight per thread, the paper's lesson 3), then computed in order. The
+/// arithmetic and its order are the same for every `P`, so every `P` gives the same bits.
+#[inline(always)]
+pub fn generate_path<T: Real, const D: usize, const P: usize>(
+    plan: &PathPlan<'_, T, impl Steps<T>>,
+    z: &mut impl Normals<T>,
+    stack: &mut impl Stack<T>,
+    out: &mut impl Sink<T>,
+) {
+    let d = plan.dims;
+    let mut k = 0;
+    while k < D {
+        if k < d {
+            stack.set(k as u32, plan.start[k]);
+        }
+        k += 1;
+    }
+    let mut s = 0;
+    while s < plan.steps {
+        // Prefetch: the normals of the next P steps (only each step's z index is needed).
+        let mut zs = [[T::ZERO; D]; P];
+        let mut j = 0;
+        while j < P {
+            if s + j < plan.steps {
+                let zi = plan.table.step(s + j).z;
+                let mut k = 0;
+                while k < D {
+                    if k < d {
+                        place2(&mut zs, j, k, z.normal(zi * d as u32 + k as u32));
+                    }
+                    k += 1;
+                }
+            }
+            j += 1;
+        }
+        let mut j = 0;
+        while j < P {
+            if s + j < plan.steps {
+                let step = plan.table.step(s + j);
+                let zj = pick(&zs, j);
+                let mut k = 0;
+                while k < D {
+                    if k < d {
+                        let xl = stack.get(step.left * d as u32 + k as u32);
+                        let xr = stack.get(step.right * d as u32 + k as u32);
+                        let x = interpolate(step.wl, xl, step.wr, xr, step.sd, noise(plan.chol, d, &zj, k));
+                        if step.store != NO_SLOT {
+                            stack.set(step.store * d as u32 + k as u32, x);
+                        }
+                        let row = step.out * d as u32 + k as u32;
+                        if !plan.increments {
+                            out.put(row, x);
+                        } else {
+                            if step.flags & EMIT_LEFT != 0 {
+                                out.put(row, increment(xl, x, step.dt_left));
+                            }
+                            if step.flags & EMIT_RIGHT != 0 {
+                                out.put(row + d as u32, increment(x, xr, step.dt_right));
+                            }
+                        }
+                    }
+                    k += 1;
+                }
+            }
+            j += 1;
+        }
+        s += P;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weights_interpolate_linearly_and_vanish_at_the_ends() {
+        let (wl, wr, sd) = weights(0.0, 0.25, 1.0);
+        assert_eq!((wl, wr), (0.75, 0.25));
+        assert!((sd * sd - 0.1875).abs() < 1e-15);
+        assert_eq!(interpolate(wl, 4.0, wr, 8.0, sd, 0.0), 5.0);
+    }
+
+    #[test]
+    fn noise_is_lower_triangular() {
+        let c = [2.0f64, 0.0, 1.0, 3.0];
+        let z = [1.0, 10.0];
+        assert_eq!(noise(&c, 2, &z, 0), 2.0);
+        assert_eq!(noise(&c, 2, &z, 1), 31.0);
+    }
+
+    #[test]
+    fn register_stack_reads_what_was_written() {
+        let mut s = RegisterStack([0.0f32; 16]);
+        for i in 0..16 {
+            s.set(i, i as f32 * 2.0);
+        }
+        s.set(3, -1.0);
+        assert_eq!(s.get(3), -1.0);
+        assert_eq!(s.get(15), 30.0);
+        assert_eq!(s.get(0), 0.0);
+    }
+
+    #[test]
+    fn steps_round_trip_through_tables() {
+        let st = Step {
+            wl: 0.5f32,
+            wr: 0.5,
+            sd: 0.1,
+            dt_left: 1.0,
+            dt_right: 2.0,
+            left: 1,
+            right: 2,
+            store: 3,
+            z: 4,
+            out: 5,
+            flags: 3,
+        };
+        assert_eq!(Step::load(&st.coefs(), &st.indices(), 0), st);
+    }
+}

@@ -1,0 +1,104 @@
+//! Philox4x32-10 (Salmon, Moraes, Dror, Shaw, SC'11): a counter-based generator, so any normal
+//! of any path is a pure function of (seed, path, row) and the GPU and CPU agree trivially.
+//!
+//! Mapping used by the bridge: the normal of row `j` of path `p` is word `j mod 4` of
+//! `philox4x32_10([j / 4, p_lo, p_hi, 0], [seed_lo, seed_hi])`, through
+//! [`super::normal::normal_from_bits`].
+
+const M0: u32 = 0xD251_1F53;
+const M1: u32 = 0xCD9E_8D57;
+const W0: u32 = 0x9E37_79B9;
+const W1: u32 = 0xBB67_AE85;
+
+#[inline(always)]
+fn mulhilo(a: u32, b: u32) -> (u32, u32) {
+    let p = a as u64 * b as u64;
+    ((p >> 32) as u32, p as u32)
+}
+
+/// Philox4x32 with 10 rounds: the block of 4 words for `counter` under `key`.
+#[inline(always)]
+pub fn philox4x32_10(counter: [u32; 4], key: [u32; 2]) -> [u32; 4] {
+    let [mut c0, mut c1, mut c2, mut c3] = counter;
+    let [mut k0, mut k1] = key;
+    let mut r = 0;
+    while r < 10 {
+        if r > 0 {
+            k0 = k0.wrapping_add(W0);
+            k1 = k1.wrapping_add(W1);
+        }
+        let (hi0, lo0) = mulhilo(M0, c0);
+        let (hi1, lo1) = mulhilo(M1, c2);
+        let n0 = hi1 ^ c1 ^ k0;
+        let n2 = hi0 ^ c3 ^ k1;
+        c0 = n0;
+        c1 = lo1;
+        c2 = n2;
+        c3 = lo0;
+        r += 1;
+    }
+    [c0, c1, c2, c3]
+}
+
+/// The key of a 64-bit seed.
+#[inline(always)]
+pub fn key(seed: u64) -> [u32; 2] {
+    [seed as u32, (seed >> 32) as u32]
+}
+
+/// The counter of row block `j / 4` of path `p`.
+#[inline(always)]
+pub fn counter(block: u32, path: u64) -> [u32; 4] {
+    [block, path as u32, (path >> 32) as u32, 0]
+}
+
+/// Normals of one path from Philox, caching the last block of four words.
+pub struct PhiloxNormals {
+    key: [u32; 2],
+    path: u64,
+    block: u32,
+    words: [u32; 4],
+}
+
+impl PhiloxNormals {
+    /// The stream of path `path` under `seed`.
+    #[inline(always)]
+    pub fn new(seed: u64, path: u64) -> Self {
+        let key = key(seed);
+        PhiloxNormals { key, path, block: 0, words: philox4x32_10(counter(0, path), key) }
+    }
+
+    /// The 32-bit word of row `row`.
+    #[inline(always)]
+    pub fn word(&mut self, row: u32) -> u32 {
+        let b = row / 4;
+        if b != self.block {
+            self.block = b;
+            self.words = philox4x32_10(counter(b, self.path), self.key);
+        }
+        let w = self.words;
+        match row % 4 {
+            0 => w[0],
+            1 => w[1],
+            2 => w[2],
+            _ => w[3],
+        }
+    }
+}
+
+impl<T: super::Real> super::Normals<T> for PhiloxNormals {
+    #[inline(always)]
+    fn normal(&mut self, row: u32) -> T {
+        T::normal_from_bits(self.word(row))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random123_zero_vector() {
+        assert_eq!(philox4x32_10([0; 4], [0; 2]), [0x6627_e8d5, 0xe169_c58d, 0xbc57_ac4c, 0x9b00_dbd8]);
+    }
+}

@@ -1,0 +1,129 @@
+//! GPU = CPU, bit for bit, for every Brownian bridge kernel (proptest; skipped without a GPU):
+//! random problems (d ≤ 4, every order kind, stacks in registers and in scratch memory), path
+//! counts that are not multiples of the block size, several block sizes, f32 and f64, points
+//! and increments, normals from a buffer, Philox and Sobol, fused and unfused.
+
+mod bridge_common;
+
+use bridge_common::{normals, random_spec};
+use lockstep::kernels::bridge::Bridge;
+use lockstep::reference::bridge::{self as cpu, Output, Plan, Precision, Source};
+use lockstep_parity::{Bits, assert_bits_eq, config, gpu};
+use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
+
+fn blocks() -> impl Strategy<Value = u32> {
+    prop_oneof![Just(128u32), Just(32), Just(96), Just(256)]
+}
+
+fn output(inc: bool) -> Output {
+    if inc { Output::Increments } else { Output::Paths }
+}
+
+fn check<T: Precision + Bits>(
+    what: &str,
+    got: &[T],
+    want: &[T],
+    plan: &Plan,
+    paths: usize,
+) -> Result<(), TestCaseError> {
+    assert_bits_eq(what, got, want, |i| {
+        format!(
+            "row {} path {} of {paths}; N = {}, d = {}, slots = {}, order {:?}",
+            i / paths.max(1),
+            i % paths.max(1),
+            plan.interior(),
+            plan.dims(),
+            plan.stack_slots(),
+            plan.order()
+        )
+    })
+}
+
+fn both<T: Precision + Bits>(
+    bridge: &Bridge<'_>,
+    plan: &Plan,
+    source: Source<'_, T>,
+    paths: usize,
+    inc: bool,
+    fused: bool,
+) -> Result<(), TestCaseError> {
+    let want = cpu::generate_seq(plan, source, paths, output(inc))?;
+    let got = if fused {
+        bridge.generate(plan, source, paths, output(inc))?
+    } else {
+        bridge.generate_unfused(plan, source, paths, output(inc))?
+    };
+    check(T::NAME, &got, &want, plan, paths)
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn bridge_gpu_equals_cpu(seed: u64, n in 1usize..80, d in 1usize..=4, kind in 0u8..4, paths in 0usize..3000, inc: bool, block in blocks()) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let bridge = Bridge::with_block_size(gpu, block)?;
+        let plan = Plan::new(&random_spec(seed, n, d, kind))?;
+        let z32 = normals::<f32>(plan.rows() * paths, seed);
+        both(&bridge, &plan, Source::Buffer(&z32), paths, inc, true)?;
+        let z64 = normals::<f64>(plan.rows() * paths, seed);
+        both(&bridge, &plan, Source::Buffer(&z64), paths, inc, true)?;
+    }
+
+    #[test]
+    fn bridge_philox_gpu_equals_cpu(seed: u64, n in 1usize..80, d in 1usize..=4, kind in 0u8..4, paths in 0usize..3000, inc: bool, fused: bool, block in blocks()) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let bridge = Bridge::with_block_size(gpu, block)?;
+        let plan = Plan::new(&random_spec(seed, n, d, kind))?;
+        both::<f32>(&bridge, &plan, Source::Philox { seed }, paths, inc, fused)?;
+        both::<f64>(&bridge, &plan, Source::Philox { seed }, paths, inc, fused)?;
+    }
+
+    #[test]
+    fn bridge_sobol_gpu_equals_cpu(seed: u64, n in 1usize..80, d in 1usize..=4, kind in 0u8..4, paths in 0usize..3000, offset in 0u32..100_000, inc: bool, fused: bool, block in blocks()) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let bridge = Bridge::with_block_size(gpu, block)?;
+        let plan = Plan::new(&random_spec(seed, n, d, kind))?;
+        both::<f32>(&bridge, &plan, Source::Sobol { offset }, paths, inc, fused)?;
+        both::<f64>(&bridge, &plan, Source::Sobol { offset }, paths, inc, fused)?;
+    }
+
+    #[test]
+    fn normals_philox_gpu_equals_cpu(seed: u64, n in 1usize..80, d in 1usize..=4, paths in 0usize..5000, block in blocks()) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let bridge = Bridge::with_block_size(gpu, block)?;
+        let plan = Plan::new(&random_spec(seed, n, d, 0))?;
+        let src = Source::Philox { seed };
+        check::<f32>("f32", &bridge.normals(&plan, src, paths)?, &cpu::normals_seq(&plan, src, paths)?, &plan, paths)?;
+        let src = Source::Philox { seed };
+        check::<f64>("f64", &bridge.normals(&plan, src, paths)?, &cpu::normals_seq(&plan, src, paths)?, &plan, paths)?;
+    }
+
+    #[test]
+    fn normals_sobol_gpu_equals_cpu(seed: u64, n in 1usize..80, d in 1usize..=4, paths in 0usize..5000, offset in 0u32..1_000_000, block in blocks()) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let bridge = Bridge::with_block_size(gpu, block)?;
+        let plan = Plan::new(&random_spec(seed, n, d, 0))?;
+        let src = Source::Sobol { offset };
+        check::<f32>("f32", &bridge.normals(&plan, src, paths)?, &cpu::normals_seq(&plan, src, paths)?, &plan, paths)?;
+        let src = Source::Sobol { offset };
+        check::<f64>("f64", &bridge.normals(&plan, src, paths)?, &cpu::normals_seq(&plan, src, paths)?, &plan, paths)?;
+    }
+}
+
+/// The benchmark's problem shape (bisection, 64 steps) at a moderate path count, every source.
+#[test]
+fn bridge_paper_shape_gpu_equals_cpu() -> Result<(), TestCaseError> {
+    let Some(gpu) = gpu()? else { return Ok(()) };
+    let bridge = Bridge::new(gpu)?;
+    let plan = Plan::new(&lockstep::reference::bridge::BridgeSpec::standard(64))?;
+    let paths = 100_003;
+    let z = normals::<f32>(plan.rows() * paths, 5);
+    for inc in [false, true] {
+        both::<f32>(&bridge, &plan, Source::Buffer(&z), paths, inc, true)?;
+        both::<f32>(&bridge, &plan, Source::Philox { seed: 9 }, paths, inc, true)?;
+        both::<f64>(&bridge, &plan, Source::Sobol { offset: 1 }, paths, inc, true)?;
+    }
+    Ok(())
+}

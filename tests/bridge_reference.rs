@@ -1,0 +1,275 @@
+//! The Brownian bridge on the CPU against independent checks (never skipped): the strategy
+//! against a naive evaluation of eq. 5 in the user's order, bit for bit; stack depth; the law
+//! of the paths (mean, covariance, increments) for several orders; Philox, Sobol and Φ⁻¹
+//! against published values; one thread = rayon, bit for bit.
+
+mod bridge_common;
+
+use approx::assert_relative_eq;
+use bridge_common::{naive, normals, random_spec};
+use lockstep::reference::bridge::{
+    self as br, BridgeSpec, Noise, Output, Plan, Source, bisection_order, first_then_bisection, forward_order,
+};
+use lockstep_parity::{assert_bits_eq, config};
+use lockstep_shared::bridge::normal::{acklam_lower, inverse_normal_cdf, normal_f32_from_bits, normal_from_bits};
+use lockstep_shared::bridge::philox::philox4x32_10;
+use lockstep_shared::bridge::sobol::sobol_u32;
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn strategy_equals_naive_eq5_in_user_order(seed: u64, n in 1usize..60, d in 1usize..=4, kind in 0u8..4, paths in 1usize..4, inc: bool) {
+        let spec = random_spec(seed, n, d, kind);
+        let plan = Plan::new(&spec)?;
+        let output = if inc { Output::Increments } else { Output::Paths };
+        let z64 = normals::<f64>(plan.rows() * paths, seed ^ 7);
+        let got = br::generate_seq(&plan, Source::Buffer(&z64), paths, output)?;
+        let want = naive(&plan, &z64, paths, inc);
+        assert_bits_eq("f64", &got, &want, |i| format!("row {} path {} order {:?}", i / paths, i % paths, spec.order))?;
+        let z32 = normals::<f32>(plan.rows() * paths, seed ^ 9);
+        let got = br::generate_seq(&plan, Source::Buffer(&z32), paths, output)?;
+        let want = naive(&plan, &z32, paths, inc);
+        assert_bits_eq("f32", &got, &want, |i| format!("row {} path {} order {:?}", i / paths, i % paths, spec.order))?;
+    }
+
+    #[test]
+    fn one_thread_equals_rayon(seed: u64, n in 1usize..20, d in 1usize..=3, kind in 0u8..4, paths in 0usize..9000, src in 0u8..3, inc: bool) {
+        let spec = random_spec(seed, n, d, kind);
+        let plan = Plan::new(&spec)?;
+        let output = if inc { Output::Increments } else { Output::Paths };
+        let z = normals::<f32>(plan.rows() * paths, seed);
+        let source = match src { 0 => Source::Buffer(&z[..]), 1 => Source::Philox { seed }, _ => Source::Sobol { offset: 1 } };
+        let a = br::generate_seq(&plan, source, paths, output)?;
+        let b = br::generate_par(&plan, source, paths, output)?;
+        assert_bits_eq("seq vs par", &b, &a, |i| format!("row {} path {}", i / paths.max(1), i % paths.max(1)))?;
+        let seen = std::sync::atomic::AtomicUsize::new(0);
+        let c = br::generate_par_with_progress(&plan, source, paths, output, |done, total| {
+            assert!(done <= total && total == paths);
+            seen.fetch_max(done, std::sync::atomic::Ordering::Relaxed);
+        })?;
+        prop_assert_eq!(seen.into_inner(), paths, "progress must reach the total");
+        assert_bits_eq("seq vs par with progress", &c, &a, |i| format!("index {i}"))?;
+    }
+}
+
+#[test]
+fn bisection_keeps_the_stack_logarithmic() {
+    for k in 1..=16u32 {
+        let plan = Plan::new(&BridgeSpec::standard(1 << k)).unwrap();
+        assert!(plan.stack_slots() <= k as usize + 2, "N+1 = 2^{k}: {} slots", plan.stack_slots());
+    }
+    let mut spec = BridgeSpec::standard(64);
+    assert!(Plan::new(&spec).unwrap().stack_in_shared(128));
+    spec.order = forward_order(63);
+    assert!(Plan::new(&spec).unwrap().stack_slots() <= 3);
+}
+
+#[test]
+fn helper_orders() {
+    assert_eq!(bisection_order(12), vec![6, 3, 9, 1, 4, 7, 11, 2, 5, 8, 10, 12]);
+    assert_eq!(forward_order(3), vec![1, 2, 3]);
+    assert_eq!(first_then_bisection(12, &[4]).unwrap(), vec![4, 2, 8, 1, 3, 6, 10, 5, 7, 9, 11, 12]);
+    assert_eq!(bisection_order(1), vec![1]);
+}
+
+/// Mean, covariance and increment variance of many paths against the law of Brownian motion:
+/// E X_t = x, Cov(X_s^a, X_t^b) = (min(s,t) − t0)·Σ_ab, Var(increment_g^a) = Σ_aa/(t_g − t_{g−1}).
+/// Tolerances: 5 standard errors of each estimator.
+fn check_law(spec: &BridgeSpec, source: Source<'_, f64>, paths: usize) -> Vec<f64> {
+    let plan = Plan::new(spec).unwrap();
+    let d = plan.dims();
+    let n1 = plan.steps();
+    let x = br::generate_par(&plan, source, paths, Output::Paths).unwrap();
+    let inc = br::generate_par(&plan, source, paths, Output::Increments).unwrap();
+    let grid = plan.grid();
+    let c = plan.cholesky();
+    let sigma = |a: usize, b: usize| (0..d).map(|m| c[a * d + m] * c[b * d + m]).sum::<f64>();
+    let row = |g: usize, k: usize| &x[(g * d + k) * paths..(g * d + k + 1) * paths];
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let pf = paths as f64;
+    for g in 0..n1 {
+        let t = grid[g + 1] - grid[0];
+        for a in 0..d {
+            let m = mean(row(g, a));
+            let se = (t * sigma(a, a) / pf).sqrt();
+            assert!((m - spec.start[a]).abs() < 5.0 * se, "E X[{g}][{a}] = {m}, want {} ± {}", spec.start[a], 5.0 * se);
+            for h in 0..n1 {
+                let s = grid[h + 1] - grid[0];
+                for b in 0..d {
+                    let (ra, rb) = (row(g, a), row(h, b));
+                    let (ma, mb) = (spec.start[a], spec.start[b]);
+                    let cov = ra.iter().zip(rb).map(|(&u, &v)| (u - ma) * (v - mb)).sum::<f64>() / pf;
+                    let want = t.min(s) * sigma(a, b);
+                    let se = ((t * sigma(a, a) * s * sigma(b, b) + want * want) / pf).sqrt();
+                    assert!(
+                        (cov - want).abs() < 5.0 * se,
+                        "Cov(X[{g}][{a}], X[{h}][{b}]) = {cov}, want {want} ± {}",
+                        5.0 * se
+                    );
+                }
+            }
+            let dt = grid[g + 1] - grid[g];
+            let v = &inc[(g * d + a) * paths..(g * d + a + 1) * paths];
+            let var = v.iter().map(|&u| u * u).sum::<f64>() / pf;
+            let want = sigma(a, a) / dt;
+            let se = want * (2.0 / pf).sqrt();
+            assert!((var - want).abs() < 5.0 * se, "Var increment[{g}][{a}] = {var}, want {want} ± {}", 5.0 * se);
+        }
+    }
+    x
+}
+
+#[test]
+fn paths_have_the_law_of_brownian_motion_for_every_order() {
+    let n = 6;
+    let base = BridgeSpec {
+        t0: 0.5,
+        times: vec![0.7, 1.0, 1.1, 1.6, 2.0, 2.05],
+        t_end: 2.5,
+        order: bisection_order(n),
+        start: vec![1.0, -2.0],
+        noise: Noise::Covariance(vec![1.0, 0.6, 0.6, 2.0]),
+    };
+    let paths = 40_000;
+    let mut outs = Vec::new();
+    for order in [bisection_order(n), forward_order(n), vec![6, 1, 5, 2, 4, 3], first_then_bisection(n, &[3]).unwrap()]
+    {
+        let spec = BridgeSpec { order, ..base.clone() };
+        outs.push(check_law(&spec, Source::Philox { seed: 42 }, paths));
+    }
+    // Same normals, different order: a different mapping from Z to paths (same law).
+    assert_ne!(outs[0], outs[1]);
+    let spec = BridgeSpec {
+        times: vec![0.25, 0.5, 0.75],
+        t_end: 1.0,
+        t0: 0.0,
+        order: bisection_order(3),
+        start: vec![0.0],
+        noise: Noise::Cholesky(vec![1.5]),
+    };
+    check_law(&spec, Source::Sobol { offset: 1 }, 1 << 14);
+}
+
+#[test]
+fn philox_matches_random123_known_answers() {
+    assert_eq!(philox4x32_10([0; 4], [0; 2]), [0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8]);
+    assert_eq!(philox4x32_10([u32::MAX; 4], [u32::MAX; 2]), [0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd]);
+    assert_eq!(
+        philox4x32_10([0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344], [0xa4093822, 0x299f31d0]),
+        [0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1]
+    );
+}
+
+#[test]
+fn sobol_matches_joe_kuo() {
+    // Joe & Kuo's sobol.cc, dimensions 1–3, points 1–7 (Gray-code order).
+    let want = [
+        [0.5, 0.5, 0.5],
+        [0.75, 0.25, 0.25],
+        [0.25, 0.75, 0.75],
+        [0.375, 0.375, 0.625],
+        [0.875, 0.875, 0.125],
+        [0.625, 0.125, 0.875],
+        [0.125, 0.625, 0.375],
+    ];
+    let dirs = br::sobol_directions(3).unwrap();
+    for (q, w) in want.iter().enumerate() {
+        for j in 0..3 {
+            let x = sobol_u32(&dirs[j * 32..j * 32 + 32], q as u32 + 1) as f64 / 4_294_967_296.0;
+            assert_eq!(x, w[j], "point {} dim {}", q + 1, j + 1);
+        }
+    }
+    // Direct evaluation = the `sobol` crate's recurrence, 50 dimensions × 2000 points.
+    let dirs = br::sobol_directions(50).unwrap();
+    let seq = sobol::Sobol::<u32>::new(50, &sobol::params::JoeKuoD6::extended());
+    for (q, point) in seq.take(2000).enumerate() {
+        for (j, &v) in point.iter().enumerate() {
+            assert_eq!(sobol_u32(&dirs[j * 32..j * 32 + 32], q as u32), v, "point {q} dim {j}");
+        }
+    }
+}
+
+#[test]
+fn inverse_normal_cdf_matches_high_precision_values() {
+    let table = [
+        (0.5, 0.0),
+        (0.6, 0.2533471031357997),
+        (0.75, 0.6744897501960817),
+        (0.9, 1.2815515655446004),
+        (0.975, 1.959963984540054),
+        (0.99, 2.3263478740408408),
+        (0.999, 3.090232306167813),
+        (0.025, -1.959963984540054),
+        (1e-10, -6.361340902404056),
+    ];
+    for (p, want) in table {
+        assert_relative_eq!(inverse_normal_cdf(p), want, max_relative = 2e-15, epsilon = 1e-300);
+        if p <= 0.5 && p > 0.0 {
+            assert_relative_eq!(acklam_lower(p), want, max_relative = 1.2e-9, epsilon = 1e-300);
+        }
+    }
+    // Monotone over the uniforms the generators produce.
+    let mut prev = f64::NEG_INFINITY;
+    for w in (0..=u32::MAX).step_by(1 << 20).chain([u32::MAX]) {
+        let z = lockstep_shared::bridge::normal::normal_from_bits(w);
+        assert!(z.is_finite() && z > prev, "w = {w}: {z} after {prev}");
+        prev = z;
+    }
+}
+
+#[test]
+fn f32_normals_are_within_a_few_ulps_of_the_quantile() {
+    let mut worst = 0.0f64;
+    let mut prev = f32::NEG_INFINITY;
+    let words = (0..=u32::MAX).step_by(4093).chain([0, 1, 2, 1 << 31, (1 << 31) - 1, u32::MAX - 1, u32::MAX]);
+    let mut words: Vec<u32> = words.collect();
+    words.sort_unstable();
+    for w in words {
+        let z = normal_f32_from_bits(w);
+        // Monotone up to two ulps where the tail and central formulas meet.
+        let slack = 2.0 * f32::EPSILON * z.abs().max(prev.abs());
+        assert!(z.is_finite() && z >= prev - slack, "w = {w}: {z} after {prev}");
+        prev = prev.max(z);
+        let want = normal_from_bits(w); // f64, full precision, same uniform up to f32 rounding
+        let rel = ((z as f64 - want) / want).abs();
+        if want.abs() > 1e-3 {
+            worst = worst.max(rel);
+        }
+    }
+    // The f32 uniform keeps 24 bits (relative 6e-8 in p), which moves the quantile by at most
+    // that much relative to its value away from the median; with f32 rounding in the
+    // rational, a few ulps (2^-23 ≈ 1.2e-7 each) in all.
+    assert!(worst < 8.0 * f32::EPSILON as f64, "worst relative error {worst:e}");
+    assert_eq!(normal_f32_from_bits(u32::MAX), -normal_f32_from_bits(0));
+}
+
+#[test]
+fn normals_are_standard_normal() {
+    let spec = BridgeSpec::standard(8);
+    let plan = Plan::new(&spec).unwrap();
+    for source in [Source::Philox { seed: 3 }, Source::Sobol { offset: 1 }] {
+        let paths = 1 << 13;
+        let z: Vec<f64> = br::normals_seq(&plan, source, paths).unwrap();
+        for j in 0..plan.rows() {
+            let r = &z[j * paths..(j + 1) * paths];
+            let m = r.iter().sum::<f64>() / paths as f64;
+            let v = r.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / paths as f64;
+            assert!(m.abs() < 5.0 / (paths as f64).sqrt(), "row {j}: mean {m}");
+            assert!((v - 1.0).abs() < 5.0 * (2.0 / paths as f64).sqrt(), "row {j}: variance {v}");
+        }
+        let s32: Source<'_, f32> = match source {
+            Source::Philox { seed } => Source::Philox { seed },
+            Source::Sobol { offset } => Source::Sobol { offset },
+            Source::Buffer(_) => unreachable!("only generators here"),
+        };
+        let z: Vec<f32> = br::normals_seq(&plan, s32, paths).unwrap();
+        let m = z.iter().map(|&x| x as f64).sum::<f64>() / z.len() as f64;
+        let v = z.iter().map(|&x| (x as f64 - m).powi(2)).sum::<f64>() / z.len() as f64;
+        assert!(
+            m.abs() < 5.0 / (z.len() as f64).sqrt() && (v - 1.0).abs() < 5.0 * (2.0 / z.len() as f64).sqrt(),
+            "f32: mean {m}, variance {v}"
+        );
+    }
+}
