@@ -16,6 +16,8 @@
 #![warn(missing_docs)]
 
 pub mod axpy;
+pub mod himeno;
+pub mod histogram;
 pub mod predicate;
 pub mod reduce;
 pub mod special;
