@@ -308,7 +308,15 @@ pub mod lanes {
 /// `(sum of the values of my group's lanes above me, writer lane, active mask)`.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-fn finish<T: Aggregate>(active: u32, lane: u32, sum: T, writer: u32, ptr: *mut T, value: T, op: impl FnOnce(*mut T, T) -> T) -> T {
+fn finish<T: Aggregate>(
+    active: u32,
+    lane: u32,
+    sum: T,
+    writer: u32,
+    ptr: *mut T,
+    value: T,
+    op: impl FnOnce(*mut T, T) -> T,
+) -> T {
     let mut old = T::ZERO;
     if lane == writer {
         old = op(ptr, sum.agg_add(value));

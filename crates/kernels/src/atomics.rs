@@ -177,7 +177,14 @@ unsafe fn hist_global<T: Aggregate + AtomicAdd>(
 /// `x` holds `n` values, `counts` `bins.k` (zeroed by the caller), `dropped` 3; 1-D blocks of
 /// `HIST_BLOCK` threads.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn histogram_u32(bins: Bins, method: u32, n: u64, x: *const f64, counts: *mut u32, dropped: *mut u64) {
+pub unsafe extern "ptx-kernel" fn histogram_u32(
+    bins: Bins,
+    method: u32,
+    n: u64,
+    x: *const f64,
+    counts: *mut u32,
+    dropped: *mut u64,
+) {
     // SAFETY: forwarded launch contract.
     unsafe { hist_global(&bins, method, n, x, |_| 1u32, counts, dropped, |_, _| false) }
 }
@@ -187,7 +194,14 @@ pub unsafe extern "ptx-kernel" fn histogram_u32(bins: Bins, method: u32, n: u64,
 /// # Safety
 /// As [`histogram_u32`].
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn histogram_u64(bins: Bins, method: u32, n: u64, x: *const f64, counts: *mut u64, dropped: *mut u64) {
+pub unsafe extern "ptx-kernel" fn histogram_u64(
+    bins: Bins,
+    method: u32,
+    n: u64,
+    x: *const f64,
+    counts: *mut u64,
+    dropped: *mut u64,
+) {
     // SAFETY: forwarded launch contract.
     unsafe { hist_global(&bins, method, n, x, |_| 1u64, counts, dropped, |_, _| false) }
 }
@@ -313,7 +327,13 @@ unsafe fn hist_private<S: Aggregate + AtomicAdd, T: Aggregate + AtomicAdd>(
 /// # Safety
 /// As [`histogram_u32`]; `bins.k ≤ PRIVATE_BYTES / 4`.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn histogram_private_u32(bins: Bins, n: u64, x: *const f64, counts: *mut u32, dropped: *mut u64) {
+pub unsafe extern "ptx-kernel" fn histogram_private_u32(
+    bins: Bins,
+    n: u64,
+    x: *const f64,
+    counts: *mut u32,
+    dropped: *mut u64,
+) {
     // SAFETY: forwarded launch contract.
     unsafe { hist_private::<u32, u32>(&bins, n, x, true, |_| 1, counts, dropped) }
 }
@@ -323,7 +343,13 @@ pub unsafe extern "ptx-kernel" fn histogram_private_u32(bins: Bins, n: u64, x: *
 /// # Safety
 /// As [`histogram_private_u32`].
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn histogram_private_u64(bins: Bins, n: u64, x: *const f64, counts: *mut u64, dropped: *mut u64) {
+pub unsafe extern "ptx-kernel" fn histogram_private_u64(
+    bins: Bins,
+    n: u64,
+    x: *const f64,
+    counts: *mut u64,
+    dropped: *mut u64,
+) {
     // SAFETY: forwarded launch contract.
     unsafe { hist_private::<u32, u64>(&bins, n, x, true, |_| 1, counts, dropped) }
 }

@@ -9,6 +9,6 @@
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 #[cfg(target_arch = "nvptx64")]
-pub mod foundation;
-#[cfg(target_arch = "nvptx64")]
 pub mod atomics;
+#[cfg(target_arch = "nvptx64")]
+pub mod foundation;

@@ -51,13 +51,8 @@ pub struct Dims {
 }
 
 /// The benchmark's grid sizes `(name, mi, mj, mk)`.
-pub const SIZES: [(&str, u32, u32, u32); 5] = [
-    ("XS", 65, 33, 33),
-    ("S", 129, 65, 65),
-    ("M", 257, 129, 129),
-    ("L", 513, 257, 257),
-    ("XL", 1025, 513, 513),
-];
+pub const SIZES: [(&str, u32, u32, u32); 5] =
+    [("XS", 65, 33, 33), ("S", 129, 65, 65), ("M", 257, 129, 129), ("L", 513, 257, 257), ("XL", 1025, 513, 513)];
 
 /// The grid of a size name (case-insensitive), or `None`.
 pub fn size(name: &str) -> Option<(u32, u32, u32)> {

@@ -5,9 +5,7 @@ use super::{download, upload};
 use crate::error::{Error, Result, cuda};
 use crate::gpu::{Gpu, arg};
 use crate::launch::{Dims as LaunchDims, Grid1d, block_size, expect_len, len_u32};
-use crate::reference::atomics::{
-    Histogram, HimenoProblem, check_fixed_range, check_weights, fixed_to_f64,
-};
+use crate::reference::atomics::{HimenoProblem, Histogram, check_fixed_range, check_weights, fixed_to_f64};
 use cust::device::DeviceAttribute;
 use cust::function::Function;
 use cust::memory::{DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
@@ -121,7 +119,9 @@ pub fn check_method(method: Method, kind: CounterKind, k: u32) -> Result<()> {
     if method == Method::Private {
         let cap = private_capacity(kind);
         if k as usize > cap {
-            return refuse(format!("`private` keeps the bins in 48 KiB of shared memory: at most {cap} bins, {k} asked"));
+            return refuse(format!(
+                "`private` keeps the bins in 48 KiB of shared memory: at most {cap} bins, {k} asked"
+            ));
         }
     }
     Ok(())
@@ -529,9 +529,8 @@ impl<'g> Atomics<'g> {
     /// Uploads a Himeno problem (both pressure buffers start as `problem.p`).
     pub fn himeno_upload(&self, problem: &HimenoProblem) -> Result<HimenoDevice> {
         problem.check()?;
-        let partial_len = (problem.mi as usize - 2)
-            * (problem.mj as usize - 2)
-            * himeno::chunks_per_row(problem.mk) as usize;
+        let partial_len =
+            (problem.mi as usize - 2) * (problem.mj as usize - 2) * himeno::chunks_per_row(problem.mk) as usize;
         len_u32("gosa partials", partial_len)?;
         Ok(HimenoDevice {
             mi: problem.mi,
@@ -570,10 +569,7 @@ impl<'g> Atomics<'g> {
             });
         }
         let (mi, mj, mk) = (state.mi, state.mj, state.mk);
-        let dims = LaunchDims::new(
-            [(mk - 2).div_ceil(bx), (mj - 2).div_ceil(by.max(1)), mi - 2],
-            [bx, by, 1],
-        )?;
+        let dims = LaunchDims::new([(mk - 2).div_ceil(bx), (mj - 2).div_ceil(by.max(1)), mi - 2], [bx, by, 1])?;
         let partial_len = len_u32("gosa partials", state.partials.len())?;
         let kdims = himeno::Dims { mi, mj, mk, gosa_via: gosa };
         let omega = OMEGA;

@@ -349,7 +349,15 @@ pub fn himeno_par(pr: &HimenoProblem, iterations: u32) -> Result<HimenoResult> {
                 .for_each(|((i, plane), ss_plane)| {
                     for j in 1..mj - 1 {
                         let r = j - 1;
-                        sweep_row(pr, n, p_ref, i, j, &mut plane[j * mk..(j + 1) * mk], &mut ss_plane[r * row..(r + 1) * row]);
+                        sweep_row(
+                            pr,
+                            n,
+                            p_ref,
+                            i,
+                            j,
+                            &mut plane[j * mk..(j + 1) * mk],
+                            &mut ss_plane[r * row..(r + 1) * row],
+                        );
                     }
                 });
         }

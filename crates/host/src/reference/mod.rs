@@ -2,5 +2,5 @@
 //! on one thread and with rayon. For every input the single-threaded twin, the parallel twin
 //! and the GPU give the same bits.
 
-pub mod foundation;
 pub mod atomics;
+pub mod foundation;
