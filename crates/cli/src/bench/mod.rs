@@ -2,6 +2,8 @@
 //! warm-up, the GPU's name and the bound it is measured against, and can append its result
 //! to a file under `bench/results/` (`--record`).
 
+mod himeno;
+mod histogram;
 mod smoke;
 
 use clap::Subcommand;
@@ -11,11 +13,17 @@ use clap::Subcommand;
 pub enum Which {
     /// saxpy f32 (read x, read y, write y) against a device-to-device copy, same run.
     Smoke(smoke::Args),
+    /// Histograms of 10^7 uniform f64 by every atomic method, k = 1 … 10^7 (issue #4).
+    Histogram(histogram::Args),
+    /// The Himeno benchmark (Jacobi, f32) with gosa by plain, aggregated and tree reductions.
+    Himeno(himeno::Args),
 }
 
 pub fn run(which: Which) -> anyhow::Result<()> {
     match which {
         Which::Smoke(args) => smoke::run(args),
+        Which::Histogram(args) => histogram::run(args),
+        Which::Himeno(args) => himeno::run(args),
     }
 }
 
