@@ -293,7 +293,7 @@ proptest! {
     #[test]
     fn histogram_fixed_is_bit_identical(
         method in proptest::sample::select(vec![Method::Plain, Method::Shared, Method::Shfl, Method::Match, Method::Block, Method::Private]),
-        k in prop_oneof![Just(1u64), 2u64..6144], n in 0usize..40_000, seed: u64, wild: bool, frac in 0u32..40, grid in proptest::option::of(1u32..50),
+        k in prop_oneof![Just(1u64), 2u64..6144], n in 0usize..40_000, seed: u64, wild: bool, frac in 0u32..=32, grid in proptest::option::of(1u32..50),
     ) {
         let Some(gpu) = gpu()? else { return Ok(()) };
         let a = launcher(gpu, grid)?;
@@ -370,13 +370,23 @@ fn himeno_gosa_reduce_and_jacobi_at_size_xs_match_the_cpu_in_every_mode() {
     let a = Atomics::new(gpu).unwrap();
     let pr = HimenoProblem::by_name("XS").unwrap();
     let want = cpu::himeno_par(&pr, 5).unwrap();
+    let n_int = lockstep_shared::himeno::interior(pr.mi, pr.mj, pr.mk) as f64;
     for mode in [gosa_via::PLAIN, gosa_via::AGGREGATED, gosa_via::TREE] {
         let (p, gosa) = a.himeno(&pr, 5, mode, (64, 4)).unwrap();
-        assert!(p.iter().zip(&want.p).all(|(x, y)| x.to_bits() == y.to_bits()), "mode {mode}");
+        let bad = p.iter().zip(&want.p).position(|(x, y)| x.to_bits() != y.to_bits());
+        assert_eq!(bad, None, "mode {mode}: pressure differs at {bad:?}");
         if mode == gosa_via::TREE {
-            assert_eq!(gosa.to_bits(), want.gosa_tree.to_bits());
+            assert_eq!(gosa.to_bits(), want.gosa_tree.to_bits(), "tree gosa {gosa:e} vs {:e}", want.gosa_tree);
         } else {
-            approx::assert_relative_eq!(gosa, want.gosa_seq, max_relative = 1e-4);
+            // f32 sums of N positive terms in any order: |error| ≤ N·ε·Σ.
+            let tol = 2.0 * n_int * f32::EPSILON as f64 * want.gosa_seq as f64;
+            let err = (gosa as f64 - want.gosa_seq as f64).abs();
+            assert!(
+                err <= tol,
+                "mode {mode}: gosa {gosa:e} vs sequential {:e} (tree {:e}), tolerance {tol:e}",
+                want.gosa_seq,
+                want.gosa_tree
+            );
         }
     }
 }

@@ -249,3 +249,13 @@ fn himeno_boundaries_never_change() {
         }
     }
 }
+
+#[test]
+fn himeno_xs_sequential_and_tree_gosa_differ_only_by_f32_rounding() {
+    // Both sum the same N = 60 543 positive terms in different orders: within N·ε relative.
+    let pr = HimenoProblem::by_name("XS").unwrap();
+    let r = cpu::himeno_par(&pr, 5).unwrap();
+    let rel = ((r.gosa_seq - r.gosa_tree) / r.gosa_tree).abs() as f64;
+    eprintln!("XS after 5 sweeps: gosa_seq {:e}, gosa_tree {:e}, relative difference {rel:e}", r.gosa_seq, r.gosa_tree);
+    assert!(rel <= 60_543.0 * f32::EPSILON as f64, "{rel}");
+}
