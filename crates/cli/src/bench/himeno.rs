@@ -24,9 +24,10 @@ pub struct Args {
     /// gosa reductions, comma-separated: plain, agg, tree.
     #[arg(long, value_delimiter = ',', default_value = "plain,agg,tree")]
     modes: Vec<String>,
-    /// Threads per block as XxY (X a multiple of 32, along k).
-    #[arg(long, default_value = "128x2")]
-    block: String,
+    /// Threads per block as XxY (X a multiple of 32, along k); several, comma-separated, to
+    /// compare shapes.
+    #[arg(long, value_delimiter = ',', default_value = "128x2")]
+    block: Vec<String>,
     /// Sweeps of the CPU versions (single thread and rayon), on sizes up to M; 0 skips them.
     #[arg(long, default_value_t = 2)]
     cpu_iters: u32,
@@ -36,11 +37,15 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let (bx, by) = args
+    let shapes: Vec<(u32, u32)> = args
         .block
-        .split_once('x')
-        .and_then(|(x, y)| Some((x.parse::<u32>().ok()?, y.parse::<u32>().ok()?)))
-        .ok_or_else(|| anyhow::anyhow!("--block {:?}: use XxY, e.g. 128x2", args.block))?;
+        .iter()
+        .map(|b| {
+            b.split_once('x')
+                .and_then(|(x, y)| Some((x.parse::<u32>().ok()?, y.parse::<u32>().ok()?)))
+                .ok_or_else(|| anyhow::anyhow!("--block {b:?}: use XxY, e.g. 128x2"))
+        })
+        .collect::<anyhow::Result<_>>()?;
     anyhow::ensure!(args.iters >= 1 && args.runs >= 1, "--iters and --runs must be positive");
     let modes: Vec<(u32, &str)> = args
         .modes
@@ -63,20 +68,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     drop((src, dst));
     println!("GPU: {}", gpu.name());
     println!(
-        "Himeno (Jacobi, f32, omega 0.8), {} sweeps per run, block {bx}x{by}; bound: {BYTES_PER_POINT} B per interior \
+        "Himeno (Jacobi, f32, omega 0.8), {} sweeps per run; bound: {BYTES_PER_POINT} B per interior \
          point per sweep (read a[4] b[3] c[3] bnd wrk1 p, write p; ping-pong buffers) at the copy bandwidth {copy_gbs:.0} GB/s",
         args.iters
     );
     println!(
-        "{:>4} {:>6} {:>11} {:>11} {:>10} {:>10} {:>8}  gosa",
-        "size", "gosa", "ms/sweep", "MFLOPS", "GB/s", "bound MF", "% bound"
+        "{:>4} {:>6} {:>7} {:>11} {:>11} {:>10} {:>10} {:>8}  gosa",
+        "size", "gosa", "block", "ms/sweep", "MFLOPS", "GB/s", "bound MF", "% bound"
     );
     for name in &args.sizes {
         let pr = HimenoProblem::by_name(name)?;
         let pts = interior(pr.mi, pr.mj, pr.mk) as f64;
         let bound_mflops = FLOPS_PER_POINT * pts / (BYTES_PER_POINT * pts / (copy_gbs * 1e9)) / 1e6;
         let mut state = a.himeno_upload(&pr)?;
-        for &(mode, mname) in &modes {
+        for (&(mode, mname), &(bx, by)) in modes.iter().flat_map(|m| shapes.iter().map(move |s| (m, s))) {
             let t =
                 time_gpu(&gpu, 1, args.runs, || a.himeno_iterate_on_device(&mut state, args.iters, mode, (bx, by)))?;
             let per = t.median_ms() / args.iters as f64;
@@ -84,7 +89,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let gbs = BYTES_PER_POINT * pts / (per * 1e-3) / 1e9;
             let (_, gosa) = state.download()?;
             println!(
-                "{name:>4} {mname:>6} {per:>11.4} {mflops:>11.0} {gbs:>10.0} {bound_mflops:>10.0} {:>7.1}%  {gosa:e}",
+                "{name:>4} {mname:>6} {:>7} {per:>11.4} {mflops:>11.0} {gbs:>10.0} {bound_mflops:>10.0} {:>7.1}%  {gosa:e}",
+                format!("{bx}x{by}"),
                 100.0 * mflops / bound_mflops
             );
             if let Some(path) = &args.record {
