@@ -25,11 +25,7 @@
 //! Plus [`atomic_add_cas_f64`], an f64 add built from a 64-bit compare-and-swap loop (as the
 //! paper had to before native f64 atomics), and [`atomic_add_aggregated_cas_f64`], its aggregated
 //! form, to reproduce the contention effect; and [`atomic_count_aggregated`], the `+1` special
-//! case (no value exchange: the group size is a popcount); and `*_smem` forms of the match
-//! variant for counters in shared memory (`atom.shared.add`).
-//!
-//! In the match variant a lane whose address no other lane shares skips the exchange (one
-//! ballot tells the lanes apart), so distinct addresses cost one `match` and one ballot.
+//! case (no value exchange: the group size is a popcount).
 //!
 //! Warp-level variants aggregate among the lanes that are active together at the call
 //! (`activemask`); lanes of a divergent warp that arrive separately simply form separate
@@ -39,11 +35,9 @@
 //! The lane arithmetic is pure and lives in [`lanes`], testable on the host.
 
 #[cfg(target_arch = "nvptx64")]
-use crate::atomic::{AtomicAdd, AtomicAddShared, atomic_cas};
+use crate::atomic::{AtomicAdd, atomic_cas};
 #[cfg(target_arch = "nvptx64")]
-use crate::warp::{
-    activemask, lane_id, sync_warp, warp_match_any_u64, warp_shuffle_idx, warp_vote_any, warp_vote_ballot,
-};
+use crate::warp::{activemask, lane_id, sync_warp, warp_match_any_u64, warp_shuffle_idx, warp_vote_any};
 
 /// Values an aggregated atomic can combine: a zero, a (wrapping, for integers) addition, and a
 /// 64-bit image for shared-memory exchange.
@@ -337,26 +331,18 @@ fn aggregate_match<T: Aggregate>(ptr: *mut T, value: T, op: impl FnOnce(*mut T, 
     let active = activemask();
     let lane = lane_id();
     let peers = warp_match_any_u64(active, ptr as u64);
-    let alone = peers == 1 << lane;
-    // The lanes that share their address with another; only they exchange values.
-    let grouped = warp_vote_ballot(active, !alone);
-    if alone {
-        // A group of one, with the same arithmetic as below: writer adds `0 + value`, returns
-        // `old + 0` (so float signed zeros match the lane model).
-        return op(ptr, T::ZERO.agg_add(value)).agg_add(T::ZERO);
-    }
     let mut rem = lanes::above(peers, lane);
     let mut sum = T::ZERO;
-    // Uniform trip count over `grouped` (a vote), so every grouped lane executes every shuffle.
-    while warp_vote_any(grouped, rem != 0) {
+    // Uniform trip count (a vote), so every active lane executes every shuffle.
+    while warp_vote_any(active, rem != 0) {
         let (src, next) = lanes::next_source(rem, lane);
-        let v = warp_shuffle_idx(grouped, value, src);
+        let v = warp_shuffle_idx(active, value, src);
         if rem != 0 {
             sum = sum.agg_add(v);
         }
         rem = next;
     }
-    finish(grouped, lane, sum, lanes::writer(peers), ptr, value, op)
+    finish(active, lane, sum, lanes::writer(peers), ptr, value, op)
 }
 
 #[cfg(target_arch = "nvptx64")]
@@ -574,44 +560,10 @@ pub unsafe fn atomic_add_aggregated_cas_f64(ptr: *mut f64, value: f64) -> f64 {
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 pub unsafe fn atomic_count_aggregated<T: Aggregate + AtomicAdd>(ptr: *mut T) -> T {
-    // SAFETY: forwarded from the caller.
-    count_match(ptr, |p, v| unsafe { T::atomic_add_at(p, v) })
-}
-
-#[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-fn count_match<T: Aggregate>(ptr: *mut T, op: impl FnOnce(*mut T, T) -> T) -> T {
     let active = activemask();
     let lane = lane_id();
     let peers = warp_match_any_u64(active, ptr as u64);
-    let alone = peers == 1 << lane;
-    let grouped = warp_vote_ballot(active, !alone);
     let sum = T::from_count(lanes::above(peers, lane).count_ones());
-    if alone {
-        return op(ptr, sum.agg_add(T::from_count(1))).agg_add(sum);
-    }
-    finish(grouped, lane, sum, lanes::writer(peers), ptr, T::from_count(1), op)
-}
-
-/// [`atomic_add_aggregated`] for a counter in **shared memory**: the writer uses
-/// `atom.shared.add` (the fast `ATOMS` path) instead of a generic atomic.
-///
-/// # Safety
-/// As [`crate::atomic::atomic_add_shared`].
-#[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-pub unsafe fn atomic_add_aggregated_smem<T: Aggregate + AtomicAddShared>(ptr: *mut T, value: T) -> T {
     // SAFETY: forwarded from the caller.
-    aggregate_match(ptr, value, |p, v| unsafe { T::atomic_add_shared_at(p, v) })
-}
-
-/// [`atomic_count_aggregated`] for a counter in **shared memory** (`atom.shared.add`).
-///
-/// # Safety
-/// As [`crate::atomic::atomic_add_shared`].
-#[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-pub unsafe fn atomic_count_aggregated_smem<T: Aggregate + AtomicAddShared>(ptr: *mut T) -> T {
-    // SAFETY: forwarded from the caller.
-    count_match(ptr, |p, v| unsafe { T::atomic_add_shared_at(p, v) })
+    finish(active, lane, sum, lanes::writer(peers), ptr, T::from_count(1), |p, v| unsafe { T::atomic_add_at(p, v) })
 }

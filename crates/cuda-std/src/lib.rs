@@ -37,11 +37,10 @@ pub mod prelude {
     #[cfg(target_arch = "nvptx64")]
     pub use crate::aggregate::{
         atomic_add_aggregated, atomic_add_aggregated_block, atomic_add_aggregated_cas_f64, atomic_add_aggregated_match,
-        atomic_add_aggregated_shared, atomic_add_aggregated_shfl, atomic_add_aggregated_smem, atomic_add_cas_f64,
-        atomic_count_aggregated, atomic_count_aggregated_smem,
+        atomic_add_aggregated_shared, atomic_add_aggregated_shfl, atomic_add_cas_f64, atomic_count_aggregated,
     };
     #[cfg(target_arch = "nvptx64")]
-    pub use crate::atomic::{atomic_add, atomic_add_shared, atomic_cas, load_nc};
+    pub use crate::atomic::{atomic_add, atomic_cas};
     pub use crate::shared_array;
     #[cfg(target_arch = "nvptx64")]
     pub use crate::thread::{block_dim_x, block_idx_x, grid_dim_x, index_1d, sync_threads, thread_idx_x};

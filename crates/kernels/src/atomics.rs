@@ -3,7 +3,7 @@
 //! Jacobi sweep with its gosa reductions.
 
 use lockstep_cuda_std::aggregate::Aggregate;
-use lockstep_cuda_std::atomic::{AtomicAdd, AtomicAddShared};
+use lockstep_cuda_std::atomic::AtomicAdd;
 use lockstep_cuda_std::prelude::*;
 use lockstep_cuda_std::thread::{block_dim_y, block_idx_y, block_idx_z, grid_size_1d, thread_idx_y};
 use lockstep_shared::himeno::{self, Coefs, Dims, gosa_via, jacobi_point};
@@ -151,7 +151,7 @@ unsafe fn hist_global<T: Aggregate + AtomicAdd>(
         let mut w = T::ZERO;
         if i < n {
             // SAFETY: i < n.
-            let c = classify(unsafe { load_nc(x.add(i as usize)) }, bins);
+            let c = classify(unsafe { *x.add(i as usize) }, bins);
             if c < bins.k {
                 p = counts.wrapping_add(c as usize);
                 w = weight(i);
@@ -268,7 +268,7 @@ pub unsafe extern "ptx-kernel" fn histogram_fixed(
 /// # Safety
 /// As [`histogram_u32`]; `bins.k · size_of::<S>() ≤ PRIVATE_BYTES`.
 #[inline(always)]
-unsafe fn hist_private<S: Aggregate + AtomicAddShared, T: Aggregate + AtomicAdd>(
+unsafe fn hist_private<S: Aggregate + AtomicAdd, T: Aggregate + AtomicAdd>(
     bins: &Bins,
     n: u64,
     x: *const f64,
@@ -292,14 +292,14 @@ unsafe fn hist_private<S: Aggregate + AtomicAddShared, T: Aggregate + AtomicAdd>
     let mut i = block_idx_x() as u64 * bd as u64 + t as u64;
     while i < n {
         // SAFETY: i < n.
-        let c = classify(unsafe { load_nc(x.add(i as usize)) }, bins);
+        let c = classify(unsafe { *x.add(i as usize) }, bins);
         if c < k {
             // SAFETY: c < k: a shared counter.
             unsafe {
                 if count {
-                    atomic_count_aggregated_smem(smem.add(c as usize));
+                    atomic_count_aggregated(smem.add(c as usize));
                 } else {
-                    atomic_add_aggregated_smem(smem.add(c as usize), weight(i));
+                    atomic_add_aggregated(smem.add(c as usize), weight(i));
                 }
             }
         } else {
@@ -433,19 +433,13 @@ pub unsafe extern "ptx-kernel" fn himeno_jacobi(
         // SAFETY: (i, j, k) is interior, so every neighbour index is inside the plane; the
         // coefficient planes are where the launch contract puts them.
         unsafe {
-            // Every input is read-only during the sweep (p_out is the other buffer): `ld.global.nc`.
-            let at = |di: isize, dj: isize, dk: isize| load_nc(p.offset(idx as isize + di * si + dj * sj + dk));
+            let at = |di: isize, dj: isize, dk: isize| *p.offset(idx as isize + di * si + dj * sj + dk);
             let co = Coefs {
-                a: [
-                    load_nc(a.add(idx)),
-                    load_nc(a.add(plane + idx)),
-                    load_nc(a.add(2 * plane + idx)),
-                    load_nc(a.add(3 * plane + idx)),
-                ],
-                b: [load_nc(b.add(idx)), load_nc(b.add(plane + idx)), load_nc(b.add(2 * plane + idx))],
-                c: [load_nc(c.add(idx)), load_nc(c.add(plane + idx)), load_nc(c.add(2 * plane + idx))],
-                bnd: load_nc(bnd.add(idx)),
-                wrk1: load_nc(wrk1.add(idx)),
+                a: [*a.add(idx), *a.add(plane + idx), *a.add(2 * plane + idx), *a.add(3 * plane + idx)],
+                b: [*b.add(idx), *b.add(plane + idx), *b.add(2 * plane + idx)],
+                c: [*c.add(idx), *c.add(plane + idx), *c.add(2 * plane + idx)],
+                bnd: *bnd.add(idx),
+                wrk1: *wrk1.add(idx),
             };
             let (ss, new) = jacobi_point(at, &co, omega);
             *p_out.add(idx) = new;

@@ -12,9 +12,6 @@ use cust::memory::{DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
 use lockstep_shared::himeno::{self, OMEGA, gosa_via};
 use lockstep_shared::histogram::{Bins, DROP_SLOTS, HIST_BLOCK, PRIVATE_BYTES, via};
 
-/// Threads per block of the privatised histogram kernels.
-pub const PRIVATE_BLOCK: u32 = 1024;
-
 /// How a histogram (or a probe) adds into its counters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Method {
@@ -277,13 +274,10 @@ impl<'g> Atomics<'g> {
     }
 
     fn hist_grid(&self, n: u64, private: bool) -> Result<Grid1d> {
-        // Global-counter kernels: 256 threads (their shared scratch is sized for it), 8 blocks
-        // per SM. Privatised kernels: 1024 threads, 2 blocks per SM (48 KiB of counters each),
-        // so that few blocks pay for zeroing and flushing the k counters.
-        let (threads, per_sm) = if private { (PRIVATE_BLOCK, 2) } else { (HIST_BLOCK, 8) };
-        let need = Grid1d::for_len(n, threads).map(|g| g.blocks).unwrap_or(u32::MAX);
-        let blocks = self.grid_blocks.unwrap_or(self.sms * per_sm).min(need.max(1));
-        Ok(Grid1d { blocks, threads })
+        let need = Grid1d::for_len(n, HIST_BLOCK).map(|g| g.blocks).unwrap_or(u32::MAX);
+        let fill = self.sms * if private { 4 } else { 8 };
+        let blocks = self.grid_blocks.unwrap_or(fill).min(need.max(1));
+        Ok(Grid1d { blocks, threads: HIST_BLOCK })
     }
 
     // ---------------------------------------------------------------- probes
@@ -374,7 +368,7 @@ impl<'g> Atomics<'g> {
             let grid = self.hist_grid(n, true)?;
             // SAFETY: parameters mirror `(bins: Bins, n: u64, x: *const f64, counts: *mut T,
             // dropped: *mut u64)`; x holds n, counts k ≤ 12 288 (check_method), dropped 3;
-            // 1-D blocks (the kernel strides by blockDim).
+            // blocks of HIST_BLOCK threads.
             unsafe { self.gpu.launch(private, pcall, grid, 0, &[arg(&b), arg(&n), arg(&xp), arg(&cp), arg(&dp)]) }
         } else {
             let grid = self.hist_grid(n, false)?;
@@ -421,7 +415,7 @@ impl<'g> Atomics<'g> {
             let grid = self.hist_grid(n, true)?;
             // SAFETY: parameters mirror `(bins: Bins, n: u64, x: *const f64, w: *const f64,
             // counts: *mut T, dropped: *mut u64)`; w null or n long, counts k ≤ 6 144
-            // (check_method), dropped 3; 1-D blocks.
+            // (check_method), dropped 3; HIST_BLOCK threads.
             unsafe { self.gpu.launch(f, call, grid, 0, &[arg(&b), arg(&n), arg(&xp), arg(&wp), arg(&cp), arg(&dp)]) }
         } else {
             let (f, call) = if fixed {
