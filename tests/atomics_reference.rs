@@ -47,7 +47,7 @@ fn bins_agree_with_an_independent_edge_search() {
         let m = ((v - lo) * (1 << 20) as f64) as u64;
         let b = (m * k) / (8 << 20);
         want[b as usize] += 1;
-        if (m * k) % (8 << 20) == 0 {
+        if (m * k).is_multiple_of(8 << 20) {
             near_edge += 1;
         }
     }

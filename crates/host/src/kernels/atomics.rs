@@ -381,6 +381,7 @@ impl<'g> Atomics<'g> {
         }
     }
 
+    #[allow(clippy::too_many_arguments)] // the public wrappers take 6; this private one adds `fixed`
     fn weighted_on_device<T: DeviceCopy + cust::memory::bytemuck::Zeroable>(
         &self,
         fixed: bool,
