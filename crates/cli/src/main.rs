@@ -3,6 +3,8 @@
 //! ```text
 //! lockstep demo                     every kernel on the GPU (or the CPU references), checked
 //! lockstep bench smoke [--record F] saxpy f32 at 2^28 elements vs a device-to-device copy
+//! lockstep bench histogram [...]    10^7 f64 into k = 1..10^7 bins by every atomic method (--plot)
+//! lockstep bench himeno [...]       Himeno Jacobi (f32), gosa by plain/aggregated atomics or a tree
 //! lockstep info                     the GPU, its memory and the embedded PTX
 //! lockstep nbody [--n N --steps S …] N-body RK4 with a progress bar, --out traj.npy, --plot energy.png
 //! lockstep bridge [--paths N …]     Brownian bridge paths to .npy / PNG (see --help)

@@ -8,6 +8,7 @@
 //!   `sync_threads` — all `u32`, as in `cuda_std`.
 //! - [`warp`]: `lane_id`, `activemask`, `sync_warp`, `warp_shuffle_{down,up,xor,idx}`,
 //!   `warp_vote_{ballot,any,all}`, `warp_match_any`, through `asm!`.
+//! - [`aggregate`]: warp-aggregated `atomic_add_aggregated` (variants a–d, CAS f64, counts).
 //! - [`atomic`]: `atomic_add` (u32, i32, u64, f32, f64 — native `atom.add`), `atomic_cas`.
 //! - [`shared_array!`]: a statically sized array in shared memory.
 //! - a panic handler that executes `trap` (a kernel that panics aborts its launch and the host
@@ -25,6 +26,7 @@
 #![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch, stdarch_nvptx))]
 #![warn(missing_docs)]
 
+pub mod aggregate;
 pub mod atomic;
 pub mod math;
 pub mod shared;
@@ -33,6 +35,11 @@ pub mod warp;
 
 /// Everything a kernel usually needs, for `use lockstep_cuda_std::prelude::*`.
 pub mod prelude {
+    #[cfg(target_arch = "nvptx64")]
+    pub use crate::aggregate::{
+        atomic_add_aggregated, atomic_add_aggregated_block, atomic_add_aggregated_cas_f64, atomic_add_aggregated_match,
+        atomic_add_aggregated_shared, atomic_add_aggregated_shfl, atomic_add_cas_f64, atomic_count_aggregated,
+    };
     #[cfg(target_arch = "nvptx64")]
     pub use crate::atomic::{atomic_add, atomic_cas};
     pub use crate::shared_array;

@@ -9,6 +9,8 @@
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 #[cfg(target_arch = "nvptx64")]
+pub mod atomics;
+#[cfg(target_arch = "nvptx64")]
 pub mod bridge;
 #[cfg(target_arch = "nvptx64")]
 pub mod foundation;

@@ -18,6 +18,8 @@
 
 pub mod axpy;
 pub mod bridge;
+pub mod himeno;
+pub mod histogram;
 pub mod matmul;
 pub mod nbody;
 pub mod predicate;

@@ -3,6 +3,8 @@
 //! to a file under `bench/results/` (`--record`).
 
 mod bridge;
+mod himeno;
+mod histogram;
 mod nbody;
 mod smoke;
 
@@ -17,6 +19,10 @@ pub enum Which {
     Nbody(nbody::Args),
     /// Brownian bridge: the paper's problem, every variant, against copy and memset bandwidth.
     Bridge(bridge::Args),
+    /// Histograms of 10^7 uniform f64 by every atomic method, k = 1 … 10^7 (issue #4).
+    Histogram(histogram::Args),
+    /// The Himeno benchmark (Jacobi, f32) with gosa by plain, aggregated and tree reductions.
+    Himeno(himeno::Args),
 }
 
 pub fn run(which: Which) -> anyhow::Result<()> {
@@ -24,6 +30,8 @@ pub fn run(which: Which) -> anyhow::Result<()> {
         Which::Smoke(args) => smoke::run(args),
         Which::Nbody(args) => nbody::run(args),
         Which::Bridge(args) => bridge::run(args),
+        Which::Histogram(args) => histogram::run(args),
+        Which::Himeno(args) => himeno::run(args),
     }
 }
 

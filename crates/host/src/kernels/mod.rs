@@ -6,6 +6,7 @@
 //! `*_on_device` methods that enqueue work on device buffers (for pipelines and benchmarks)
 //! and host-slice methods that copy in, launch, and copy out.
 
+pub mod atomics;
 pub mod bridge;
 pub mod foundation;
 pub mod matmul;

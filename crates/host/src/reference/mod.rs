@@ -2,6 +2,7 @@
 //! on one thread and with rayon. For every input the single-threaded twin, the parallel twin
 //! and the GPU give the same bits.
 
+pub mod atomics;
 pub mod bridge;
 pub mod foundation;
 pub mod matmul;

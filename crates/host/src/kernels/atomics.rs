@@ -1,0 +1,649 @@
+//! Launchers for `crates/kernels/src/atomics.rs`: probes of the aggregated atomics, histograms
+//! by every method, and the Himeno Jacobi sweep with its three gosa reductions.
+
+use super::{download, upload};
+use crate::error::{Error, Result, cuda};
+use crate::gpu::{Gpu, arg};
+use crate::launch::{Dims as LaunchDims, Grid1d, block_size, expect_len, len_u32};
+use crate::reference::atomics::{HimenoProblem, Histogram, check_fixed_range, check_weights, fixed_to_f64};
+use cust::device::DeviceAttribute;
+use cust::function::Function;
+use cust::memory::{DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
+use lockstep_shared::himeno::{self, OMEGA, gosa_via};
+use lockstep_shared::histogram::{Bins, DROP_SLOTS, HIST_BLOCK, PRIVATE_BYTES, via};
+
+/// How a histogram (or a probe) adds into its counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// One native atomic per value.
+    Plain,
+    /// Warp aggregation through shared memory (paper Fig. 3).
+    Shared,
+    /// Warp aggregation through shuffles (paper Fig. 5).
+    Shfl,
+    /// Warp aggregation through `match.any.sync` (the recommended one).
+    Match,
+    /// Block aggregation with barriers (paper Fig. 4).
+    Block,
+    /// Match aggregation of unit increments (counts and unit weights only).
+    Count,
+    /// f64 only: a 64-bit CAS loop per value.
+    Cas,
+    /// f64 only: the CAS loop behind match aggregation.
+    CasAggregated,
+    /// Per-block counters in shared memory (match-aggregated), then one global add per bin
+    /// (histograms only; `k` ≤ 12 288 for counts, 6 144 for f64 and fixed point).
+    Private,
+}
+
+impl Method {
+    /// Every method, in the order of the benchmark tables.
+    pub const ALL: [Method; 9] = [
+        Method::Plain,
+        Method::Shared,
+        Method::Shfl,
+        Method::Match,
+        Method::Block,
+        Method::Count,
+        Method::Cas,
+        Method::CasAggregated,
+        Method::Private,
+    ];
+
+    /// A short name (`plain`, `shared`, `shfl`, `match`, `block`, `count`, `cas`, `cas-agg`,
+    /// `private`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Plain => "plain",
+            Method::Shared => "shared",
+            Method::Shfl => "shfl",
+            Method::Match => "match",
+            Method::Block => "block",
+            Method::Count => "count",
+            Method::Cas => "cas",
+            Method::CasAggregated => "cas-agg",
+            Method::Private => "private",
+        }
+    }
+
+    /// The method of a name, or `None`.
+    pub fn from_name(name: &str) -> Option<Method> {
+        Method::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    fn code(self) -> u32 {
+        match self {
+            Method::Plain => via::PLAIN,
+            Method::Shared => via::SHARED,
+            Method::Shfl => via::SHFL,
+            Method::Match => via::MATCH,
+            Method::Block => via::BLOCK,
+            Method::Count => via::COUNT,
+            Method::Cas => via::CAS,
+            Method::CasAggregated => via::CAS_AGGREGATED,
+            Method::Private => u32::MAX,
+        }
+    }
+}
+
+/// Which counters a histogram has (decides which methods apply).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CounterKind {
+    /// `u32` or `u64` counts.
+    Count,
+    /// f64 sums of weights (`unit`: no weights given).
+    F64 {
+        /// Whether every weight is 1.
+        unit: bool,
+    },
+    /// Fixed-point sums of weights (`unit`: no weights given).
+    Fixed {
+        /// Whether every weight is 1.
+        unit: bool,
+    },
+}
+
+/// Whether `method` applies to counters of `kind` with `k` bins; an [`Error::InvalidInput`]
+/// saying why not otherwise.
+pub fn check_method(method: Method, kind: CounterKind, k: u32) -> Result<()> {
+    let refuse = |why: String| Err(Error::InvalidInput { what: "histogram method", why });
+    let cas = matches!(method, Method::Cas | Method::CasAggregated);
+    match kind {
+        CounterKind::Count if cas => return refuse(format!("`{}` exists for f64 counters only", method.name())),
+        CounterKind::Fixed { .. } if cas => return refuse(format!("`{}` exists for f64 counters only", method.name())),
+        CounterKind::F64 { unit: false } | CounterKind::Fixed { unit: false } if method == Method::Count => {
+            return refuse("`count` adds 1 per value; it cannot add weights".into());
+        }
+        _ => {}
+    }
+    if method == Method::Private {
+        let cap = private_capacity(kind);
+        if k as usize > cap {
+            return refuse(format!(
+                "`private` keeps the bins in 48 KiB of shared memory: at most {cap} bins, {k} asked"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Most bins the `private` method can hold for counters of `kind`.
+pub fn private_capacity(kind: CounterKind) -> usize {
+    match kind {
+        CounterKind::Count => PRIVATE_BYTES / 4,
+        _ => PRIVATE_BYTES / 8,
+    }
+}
+
+/// Counter types of the count histograms (`u32`, `u64`).
+pub trait CountCounter: DeviceCopy + Default + Clone + cust::memory::bytemuck::Zeroable + Into<u64> {
+    #[doc(hidden)]
+    fn kernels<'a, 'g>(a: &'a Atomics<'g>) -> (&'a Function<'g>, &'a Function<'g>, &'static str, &'static str);
+}
+
+impl CountCounter for u32 {
+    fn kernels<'a, 'g>(a: &'a Atomics<'g>) -> (&'a Function<'g>, &'a Function<'g>, &'static str, &'static str) {
+        (
+            &a.histogram_u32,
+            &a.histogram_private_u32,
+            "cuLaunchKernel(histogram_u32)",
+            "cuLaunchKernel(histogram_private_u32)",
+        )
+    }
+}
+
+impl CountCounter for u64 {
+    fn kernels<'a, 'g>(a: &'a Atomics<'g>) -> (&'a Function<'g>, &'a Function<'g>, &'static str, &'static str) {
+        (
+            &a.histogram_u64,
+            &a.histogram_private_u64,
+            "cuLaunchKernel(histogram_u64)",
+            "cuLaunchKernel(histogram_private_u64)",
+        )
+    }
+}
+
+/// Value types of the probes.
+pub trait ProbeValue: DeviceCopy + Default + Clone {
+    #[doc(hidden)]
+    fn kernel<'a, 'g>(a: &'a Atomics<'g>) -> (&'a Function<'g>, &'static str);
+    #[doc(hidden)]
+    const IS_F64: bool = false;
+}
+
+macro_rules! probe_value {
+    ($t:ty, $field:ident, $call:literal $(, $f64:expr)?) => {
+        impl ProbeValue for $t {
+            fn kernel<'a, 'g>(a: &'a Atomics<'g>) -> (&'a Function<'g>, &'static str) {
+                (&a.$field, $call)
+            }
+            $(const IS_F64: bool = $f64;)?
+        }
+    };
+}
+probe_value!(u32, aggregate_probe_u32, "cuLaunchKernel(aggregate_probe_u32)");
+probe_value!(i32, aggregate_probe_i32, "cuLaunchKernel(aggregate_probe_i32)");
+probe_value!(u64, aggregate_probe_u64, "cuLaunchKernel(aggregate_probe_u64)");
+probe_value!(f32, aggregate_probe_f32, "cuLaunchKernel(aggregate_probe_f32)");
+probe_value!(f64, aggregate_probe_f64, "cuLaunchKernel(aggregate_probe_f64)", true);
+
+/// Himeno arrays on the device, with two pressure buffers (ping-pong).
+pub struct HimenoDevice {
+    mi: u32,
+    mj: u32,
+    mk: u32,
+    a: DeviceBuffer<f32>,
+    b: DeviceBuffer<f32>,
+    c: DeviceBuffer<f32>,
+    bnd: DeviceBuffer<f32>,
+    wrk1: DeviceBuffer<f32>,
+    p: [DeviceBuffer<f32>; 2],
+    current: usize,
+    gosa: DeviceBuffer<f32>,
+    partials: DeviceBuffer<f32>,
+}
+
+impl HimenoDevice {
+    /// Interior points per sweep.
+    pub fn interior(&self) -> u64 {
+        himeno::interior(self.mi, self.mj, self.mk)
+    }
+
+    /// The current pressure and the gosa of the last sweep.
+    pub fn download(&self) -> Result<(Vec<f32>, f32)> {
+        Ok((download(&self.p[self.current])?, download(&self.gosa)?[0]))
+    }
+}
+
+/// The atomics family's kernels, loaded and ready.
+pub struct Atomics<'g> {
+    gpu: &'g Gpu,
+    grid_blocks: Option<u32>,
+    sms: u32,
+    aggregate_probe_u32: Function<'g>,
+    aggregate_probe_i32: Function<'g>,
+    aggregate_probe_u64: Function<'g>,
+    aggregate_probe_f32: Function<'g>,
+    aggregate_probe_f64: Function<'g>,
+    histogram_u32: Function<'g>,
+    histogram_u64: Function<'g>,
+    histogram_f64: Function<'g>,
+    histogram_fixed: Function<'g>,
+    histogram_private_u32: Function<'g>,
+    histogram_private_u64: Function<'g>,
+    histogram_private_f64: Function<'g>,
+    histogram_private_fixed: Function<'g>,
+    himeno_jacobi: Function<'g>,
+    himeno_gosa_reduce: Function<'g>,
+}
+
+impl<'g> Atomics<'g> {
+    /// Looks up every kernel of the family.
+    pub fn new(gpu: &'g Gpu) -> Result<Self> {
+        let sms = gpu.attribute(DeviceAttribute::MultiprocessorCount)?.max(1) as u32;
+        Ok(Atomics {
+            gpu,
+            grid_blocks: None,
+            sms,
+            aggregate_probe_u32: gpu.function("aggregate_probe_u32")?,
+            aggregate_probe_i32: gpu.function("aggregate_probe_i32")?,
+            aggregate_probe_u64: gpu.function("aggregate_probe_u64")?,
+            aggregate_probe_f32: gpu.function("aggregate_probe_f32")?,
+            aggregate_probe_f64: gpu.function("aggregate_probe_f64")?,
+            histogram_u32: gpu.function("histogram_u32")?,
+            histogram_u64: gpu.function("histogram_u64")?,
+            histogram_f64: gpu.function("histogram_f64")?,
+            histogram_fixed: gpu.function("histogram_fixed")?,
+            histogram_private_u32: gpu.function("histogram_private_u32")?,
+            histogram_private_u64: gpu.function("histogram_private_u64")?,
+            histogram_private_f64: gpu.function("histogram_private_f64")?,
+            histogram_private_fixed: gpu.function("histogram_private_fixed")?,
+            himeno_jacobi: gpu.function("himeno_jacobi")?,
+            himeno_gosa_reduce: gpu.function("himeno_gosa_reduce")?,
+        })
+    }
+
+    /// Fixes the histogram grid at `blocks` blocks (grid-stride loops; default: enough to fill
+    /// the GPU). Results of exact methods do not depend on it.
+    pub fn with_grid_blocks(mut self, blocks: u32) -> Result<Self> {
+        if blocks == 0 || blocks as u64 > crate::launch::MAX_GRID_X {
+            return Err(Error::InvalidInput { what: "grid blocks", why: format!("{blocks}: use 1 to 2^31 - 1") });
+        }
+        self.grid_blocks = Some(blocks);
+        Ok(self)
+    }
+
+    fn hist_grid(&self, n: u64, private: bool) -> Result<Grid1d> {
+        let need = Grid1d::for_len(n, HIST_BLOCK).map(|g| g.blocks).unwrap_or(u32::MAX);
+        let fill = self.sms * if private { 4 } else { 8 };
+        let blocks = self.grid_blocks.unwrap_or(fill).min(need.max(1));
+        Ok(Grid1d { blocks, threads: HIST_BLOCK })
+    }
+
+    // ---------------------------------------------------------------- probes
+
+    /// Adds `values[i]` at `counters[targets[i]]` on the GPU with `method` (one thread per i,
+    /// `block` threads per block) and returns each call's returned old value; `counters` are
+    /// updated in place.
+    pub fn probe<T: ProbeValue>(
+        &self,
+        method: Method,
+        block: u32,
+        targets: &[u32],
+        values: &[T],
+        counters: &mut [T],
+    ) -> Result<Vec<T>> {
+        let n = len_u32("targets", targets.len())?;
+        expect_len("values", values.len(), targets.len())?;
+        let block = block_size(block)?;
+        if method == Method::Private || (!T::IS_F64 && matches!(method, Method::Cas | Method::CasAggregated)) {
+            return Err(Error::InvalidInput {
+                what: "probe method",
+                why: format!("`{}` is not an atomic of this type", method.name()),
+            });
+        }
+        if let Some(i) = targets.iter().position(|&t| t as usize >= counters.len()) {
+            return Err(Error::InvalidInput {
+                what: "targets",
+                why: format!("target {i} is {}, but there are {} counters", targets[i], counters.len()),
+            });
+        }
+        let grid = Grid1d::for_len(n as u64, block)?;
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let (f, call) = T::kernel(self);
+        let dt = upload(targets)?;
+        let dv = upload(values)?;
+        let dc = upload(counters)?;
+        let olds = DeviceBuffer::<T>::from_slice(&vec![T::default(); targets.len()]).map_err(cuda("cuMemcpyHtoD"))?;
+        let code = method.code();
+        let (tp, vp, cp, op) = (dt.as_device_ptr(), dv.as_device_ptr(), dc.as_device_ptr(), olds.as_device_ptr());
+        // SAFETY: parameters mirror `(method: u32, n: u32, targets: *const u32, values: *const T,
+        // counters: *mut T, olds: *mut T)`; targets/values/olds hold n, every target < counters'
+        // length (checked); 1-D blocks of at most 1024 threads (block_size).
+        unsafe { self.gpu.launch(f, call, grid, 0, &[arg(&code), arg(&n), arg(&tp), arg(&vp), arg(&cp), arg(&op)])? };
+        self.gpu.synchronize()?;
+        super::download_into(&dc, counters)?;
+        download(&olds)
+    }
+
+    // ---------------------------------------------------------------- histograms
+
+    fn zero<T: DeviceCopy + cust::memory::bytemuck::Zeroable>(&self, buf: &mut DeviceSlice<T>) -> Result<()> {
+        self.gpu.bind()?;
+        // SAFETY: the slice is a live allocation borrowed mutably for the call; the memset is
+        // ordered on the stream before the kernels that use it.
+        unsafe { buf.set_zero_async(self.gpu.stream()) }.map_err(cuda("cuMemsetD8Async"))
+    }
+
+    fn hist_checks(&self, n: usize, counts: usize, dropped: usize, bins: &Bins) -> Result<u64> {
+        expect_len("counts", counts, bins.k as usize)?;
+        expect_len("dropped", dropped, DROP_SLOTS)?;
+        // Revalidate: `Bins` has public fields.
+        crate::reference::atomics::bins_with_frac_bits(bins.lo, bins.hi, bins.k as u64, bins.frac_bits)?;
+        Ok(n as u64)
+    }
+
+    /// Zeroes `counts` and `dropped`, then enqueues the count histogram of `x` by `method`.
+    pub fn histogram_counts_on_device<T: CountCounter>(
+        &self,
+        method: Method,
+        bins: &Bins,
+        x: &DeviceSlice<f64>,
+        counts: &mut DeviceSlice<T>,
+        dropped: &mut DeviceSlice<u64>,
+    ) -> Result<()> {
+        let n = self.hist_checks(x.len(), counts.len(), dropped.len(), bins)?;
+        check_method(method, CounterKind::Count, bins.k)?;
+        self.zero(counts)?;
+        self.zero(dropped)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let (global, private, gcall, pcall) = T::kernels(self);
+        let (xp, cp, dp) = (x.as_device_ptr(), counts.as_device_ptr(), dropped.as_device_ptr());
+        let b = *bins;
+        if method == Method::Private {
+            let grid = self.hist_grid(n, true)?;
+            // SAFETY: parameters mirror `(bins: Bins, n: u64, x: *const f64, counts: *mut T,
+            // dropped: *mut u64)`; x holds n, counts k ≤ 12 288 (check_method), dropped 3;
+            // blocks of HIST_BLOCK threads.
+            unsafe { self.gpu.launch(private, pcall, grid, 0, &[arg(&b), arg(&n), arg(&xp), arg(&cp), arg(&dp)]) }
+        } else {
+            let grid = self.hist_grid(n, false)?;
+            let code = method.code();
+            // SAFETY: parameters mirror `(bins: Bins, method: u32, n: u64, x: *const f64,
+            // counts: *mut T, dropped: *mut u64)`; lengths checked; HIST_BLOCK threads.
+            unsafe {
+                self.gpu.launch(global, gcall, grid, 0, &[arg(&b), arg(&code), arg(&n), arg(&xp), arg(&cp), arg(&dp)])
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)] // the public wrappers take 6; this private one adds `fixed`
+    fn weighted_on_device<T: DeviceCopy + cust::memory::bytemuck::Zeroable>(
+        &self,
+        fixed: bool,
+        method: Method,
+        bins: &Bins,
+        x: &DeviceSlice<f64>,
+        w: Option<&DeviceSlice<f64>>,
+        counts: &mut DeviceSlice<T>,
+        dropped: &mut DeviceSlice<u64>,
+    ) -> Result<()> {
+        let n = self.hist_checks(x.len(), counts.len(), dropped.len(), bins)?;
+        if let Some(w) = w {
+            expect_len("weights", w.len(), x.len())?;
+        }
+        let unit = w.is_none();
+        let kind = if fixed { CounterKind::Fixed { unit } } else { CounterKind::F64 { unit } };
+        check_method(method, kind, bins.k)?;
+        self.zero(counts)?;
+        self.zero(dropped)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let wp: DevicePointer<f64> = w.map_or(DevicePointer::null(), |w| w.as_device_ptr());
+        let (xp, cp, dp) = (x.as_device_ptr(), counts.as_device_ptr(), dropped.as_device_ptr());
+        let b = *bins;
+        if method == Method::Private {
+            let (f, call) = if fixed {
+                (&self.histogram_private_fixed, "cuLaunchKernel(histogram_private_fixed)")
+            } else {
+                (&self.histogram_private_f64, "cuLaunchKernel(histogram_private_f64)")
+            };
+            let grid = self.hist_grid(n, true)?;
+            // SAFETY: parameters mirror `(bins: Bins, n: u64, x: *const f64, w: *const f64,
+            // counts: *mut T, dropped: *mut u64)`; w null or n long, counts k ≤ 6 144
+            // (check_method), dropped 3; HIST_BLOCK threads.
+            unsafe { self.gpu.launch(f, call, grid, 0, &[arg(&b), arg(&n), arg(&xp), arg(&wp), arg(&cp), arg(&dp)]) }
+        } else {
+            let (f, call) = if fixed {
+                (&self.histogram_fixed, "cuLaunchKernel(histogram_fixed)")
+            } else {
+                (&self.histogram_f64, "cuLaunchKernel(histogram_f64)")
+            };
+            let grid = self.hist_grid(n, false)?;
+            let code = method.code();
+            // SAFETY: parameters mirror `(bins: Bins, method: u32, n: u64, x: *const f64,
+            // w: *const f64, counts: *mut T, dropped: *mut u64)`; lengths checked above.
+            unsafe {
+                self.gpu.launch(
+                    f,
+                    call,
+                    grid,
+                    0,
+                    &[arg(&b), arg(&code), arg(&n), arg(&xp), arg(&wp), arg(&cp), arg(&dp)],
+                )
+            }
+        }
+    }
+
+    /// Zeroes and enqueues an f64 weighted histogram (`w` None: unit weights). Native f64
+    /// atomics add in an order that depends on scheduling: for arbitrary weights the sums agree
+    /// with the CPU only within rounding; unit weights are exact.
+    pub fn histogram_f64_on_device(
+        &self,
+        method: Method,
+        bins: &Bins,
+        x: &DeviceSlice<f64>,
+        w: Option<&DeviceSlice<f64>>,
+        counts: &mut DeviceSlice<f64>,
+        dropped: &mut DeviceSlice<u64>,
+    ) -> Result<()> {
+        self.weighted_on_device(false, method, bins, x, w, counts, dropped)
+    }
+
+    /// Zeroes and enqueues the deterministic weighted histogram: `i64` fixed-point sums (as
+    /// `u64` bits) of `round(w · 2^bins.frac_bits)`. The caller guarantees no wrap
+    /// (`lockstep_shared::histogram::fixed_fits`); the host-slice method checks it.
+    pub fn histogram_fixed_on_device(
+        &self,
+        method: Method,
+        bins: &Bins,
+        x: &DeviceSlice<f64>,
+        w: Option<&DeviceSlice<f64>>,
+        counts: &mut DeviceSlice<u64>,
+        dropped: &mut DeviceSlice<u64>,
+    ) -> Result<()> {
+        self.weighted_on_device(true, method, bins, x, w, counts, dropped)
+    }
+
+    fn dropped3(buf: &DeviceBuffer<u64>) -> Result<[u64; 3]> {
+        let v = download(buf)?;
+        Ok([v[0], v[1], v[2]])
+    }
+
+    /// Count histogram of `x` with `T` (`u32`/`u64`) counters.
+    pub fn histogram_counts<T: CountCounter>(&self, method: Method, bins: &Bins, x: &[f64]) -> Result<Histogram<T>> {
+        check_method(method, CounterKind::Count, bins.k)?;
+        let dx = upload(x)?;
+        let mut counts = DeviceBuffer::<T>::zeroed(bins.k as usize).map_err(cuda("cuMemAlloc"))?;
+        let mut dropped = DeviceBuffer::<u64>::zeroed(DROP_SLOTS).map_err(cuda("cuMemAlloc"))?;
+        self.histogram_counts_on_device(method, bins, &dx, &mut counts, &mut dropped)?;
+        self.gpu.synchronize()?;
+        Ok(Histogram::from_parts(download(&counts)?, Self::dropped3(&dropped)?))
+    }
+
+    /// f64 weighted histogram (`w` None: unit weights); weights must be finite.
+    pub fn histogram_f64(&self, method: Method, bins: &Bins, x: &[f64], w: Option<&[f64]>) -> Result<Histogram<f64>> {
+        check_weights(x, w)?;
+        check_method(method, CounterKind::F64 { unit: w.is_none() }, bins.k)?;
+        let dx = upload(x)?;
+        let dw = w.map(upload).transpose()?;
+        let mut counts = DeviceBuffer::<f64>::zeroed(bins.k as usize).map_err(cuda("cuMemAlloc"))?;
+        let mut dropped = DeviceBuffer::<u64>::zeroed(DROP_SLOTS).map_err(cuda("cuMemAlloc"))?;
+        self.histogram_f64_on_device(method, bins, &dx, dw.as_deref(), &mut counts, &mut dropped)?;
+        self.gpu.synchronize()?;
+        Ok(Histogram::from_parts(download(&counts)?, Self::dropped3(&dropped)?))
+    }
+
+    /// Deterministic weighted histogram: the raw `i64` fixed-point accumulators (bit-identical
+    /// to `reference::atomics::histogram_fixed_raw_seq`). Refuses weights whose sums could wrap.
+    pub fn histogram_fixed_raw(
+        &self,
+        method: Method,
+        bins: &Bins,
+        x: &[f64],
+        w: Option<&[f64]>,
+    ) -> Result<Histogram<i64>> {
+        check_fixed_range(bins, x, w)?;
+        check_method(method, CounterKind::Fixed { unit: w.is_none() }, bins.k)?;
+        let dx = upload(x)?;
+        let dw = w.map(upload).transpose()?;
+        let mut counts = DeviceBuffer::<u64>::zeroed(bins.k as usize).map_err(cuda("cuMemAlloc"))?;
+        let mut dropped = DeviceBuffer::<u64>::zeroed(DROP_SLOTS).map_err(cuda("cuMemAlloc"))?;
+        self.histogram_fixed_on_device(method, bins, &dx, dw.as_deref(), &mut counts, &mut dropped)?;
+        self.gpu.synchronize()?;
+        let raw = download(&counts)?.into_iter().map(|c| c as i64).collect();
+        Ok(Histogram::from_parts(raw, Self::dropped3(&dropped)?))
+    }
+
+    /// Deterministic weighted histogram as f64 bin values (bit-identical on CPU and GPU).
+    pub fn histogram_fixed(&self, method: Method, bins: &Bins, x: &[f64], w: Option<&[f64]>) -> Result<Histogram<f64>> {
+        Ok(fixed_to_f64(bins, &self.histogram_fixed_raw(method, bins, x, w)?))
+    }
+
+    // ---------------------------------------------------------------- Himeno
+
+    /// Uploads a Himeno problem (both pressure buffers start as `problem.p`).
+    pub fn himeno_upload(&self, problem: &HimenoProblem) -> Result<HimenoDevice> {
+        problem.check()?;
+        let partial_len =
+            (problem.mi as usize - 2) * (problem.mj as usize - 2) * himeno::chunks_per_row(problem.mk) as usize;
+        len_u32("gosa partials", partial_len)?;
+        Ok(HimenoDevice {
+            mi: problem.mi,
+            mj: problem.mj,
+            mk: problem.mk,
+            a: upload(&problem.a)?,
+            b: upload(&problem.b)?,
+            c: upload(&problem.c)?,
+            bnd: upload(&problem.bnd)?,
+            wrk1: upload(&problem.wrk1)?,
+            p: [upload(&problem.p)?, upload(&problem.p)?],
+            current: 0,
+            gosa: DeviceBuffer::<f32>::zeroed(1).map_err(cuda("cuMemAlloc"))?,
+            partials: DeviceBuffer::<f32>::zeroed(partial_len.max(1)).map_err(cuda("cuMemAlloc"))?,
+        })
+    }
+
+    /// Enqueues `iterations` Jacobi sweeps with gosa reduced by `gosa` (a
+    /// `lockstep_shared::himeno::gosa_via` code) and `block = (x, y)` threads per block
+    /// (`x` a multiple of 32).
+    pub fn himeno_iterate_on_device(
+        &self,
+        state: &mut HimenoDevice,
+        iterations: u32,
+        gosa: u32,
+        block: (u32, u32),
+    ) -> Result<()> {
+        if gosa > gosa_via::TREE {
+            return Err(Error::InvalidInput { what: "gosa reduction", why: format!("code {gosa}: use 0, 1 or 2") });
+        }
+        let (bx, by) = block;
+        if bx == 0 || bx % 32 != 0 {
+            return Err(Error::InvalidInput {
+                what: "Himeno block",
+                why: format!("x extent {bx}: a multiple of 32 (whole warps along k)"),
+            });
+        }
+        let (mi, mj, mk) = (state.mi, state.mj, state.mk);
+        let dims = LaunchDims::new([(mk - 2).div_ceil(bx), (mj - 2).div_ceil(by.max(1)), mi - 2], [bx, by, 1])?;
+        let partial_len = len_u32("gosa partials", state.partials.len())?;
+        let kdims = himeno::Dims { mi, mj, mk, gosa_via: gosa };
+        let omega = OMEGA;
+        for _ in 0..iterations {
+            self.zero(&mut state.gosa)?;
+            let (src, dst) = (state.current, 1 - state.current);
+            let ptrs = [
+                state.a.as_device_ptr(),
+                state.b.as_device_ptr(),
+                state.c.as_device_ptr(),
+                state.bnd.as_device_ptr(),
+                state.wrk1.as_device_ptr(),
+                state.p[src].as_device_ptr(),
+                state.p[dst].as_device_ptr(),
+                state.gosa.as_device_ptr(),
+                state.partials.as_device_ptr(),
+            ];
+            // SAFETY: parameters mirror `(dims: Dims, omega: f32, a, b, c, bnd, wrk1, p, p_out,
+            // gosa, partials)`; every array was uploaded with the lengths `HimenoProblem::check`
+            // verified for these extents; p and p_out are the two distinct buffers; partials has
+            // (mi−2)(mj−2)·chunks_per_row(mk) slots; blockDim.x is a multiple of 32, z is 1.
+            unsafe {
+                self.gpu.launch(
+                    &self.himeno_jacobi,
+                    "cuLaunchKernel(himeno_jacobi)",
+                    dims,
+                    0,
+                    &[
+                        arg(&kdims),
+                        arg(&omega),
+                        arg(&ptrs[0]),
+                        arg(&ptrs[1]),
+                        arg(&ptrs[2]),
+                        arg(&ptrs[3]),
+                        arg(&ptrs[4]),
+                        arg(&ptrs[5]),
+                        arg(&ptrs[6]),
+                        arg(&ptrs[7]),
+                        arg(&ptrs[8]),
+                    ],
+                )?
+            };
+            if gosa == gosa_via::TREE {
+                let (pp, gp) = (state.partials.as_device_ptr(), state.gosa.as_device_ptr());
+                let one = Grid1d { blocks: 1, threads: himeno::LEVEL2_THREADS as u32 };
+                // SAFETY: parameters mirror `(partials: *const f32, len: u32, out: *mut f32)`;
+                // partials holds partial_len, out one f32; one block of 256 threads.
+                unsafe {
+                    self.gpu.launch(
+                        &self.himeno_gosa_reduce,
+                        "cuLaunchKernel(himeno_gosa_reduce)",
+                        one,
+                        0,
+                        &[arg(&pp), arg(&partial_len), arg(&gp)],
+                    )?
+                };
+            }
+            state.current = dst;
+        }
+        Ok(())
+    }
+
+    /// `iterations` sweeps of `problem` on the GPU: the pressure and the last sweep's gosa.
+    pub fn himeno(
+        &self,
+        problem: &HimenoProblem,
+        iterations: u32,
+        gosa: u32,
+        block: (u32, u32),
+    ) -> Result<(Vec<f32>, f32)> {
+        let mut state = self.himeno_upload(problem)?;
+        self.himeno_iterate_on_device(&mut state, iterations, gosa, block)?;
+        self.gpu.synchronize()?;
+        state.download()
+    }
+}

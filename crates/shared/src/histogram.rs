@@ -1,0 +1,221 @@
+//! Histogram binning and the fixed-point weights of the deterministic weighted mode.
+//!
+//! **Binning.** `k` equal bins over `[lo, hi)`: a value `x` goes to bin
+//! `min(⌊(x − lo) · scale⌋, k − 1)` with `scale = k / (hi − lo)` computed once (f64, by
+//! [`Bins::new`]). Both sides evaluate exactly this expression, so every value lands in the same
+//! bin on the GPU and the CPU.
+//!
+//! **Dropped values (policy).** NaN is counted in no bin; values below `lo` or at/above `hi` are
+//! **dropped** (not clamped). All three are counted separately and reported: [`classify`]
+//! returns `k + DROP_NAN`, `k + DROP_BELOW` or `k + DROP_ABOVE` for them.
+//!
+//! **Fixed point.** The deterministic f64 weighted mode adds `round(w · 2^f)` as `i64` (two's
+//! complement, wrapping like `atom.add.u64`), `f` = [`Bins`]`::frac_bits` (default
+//! [`DEFAULT_FRAC_BITS`] = 32: a resolution of 2^-32 ≈ 2.3e-10). Integer addition is associative,
+//! so the sum is the same in every order; the bin value is `acc as f64 · 2^-f` (one rounding,
+//! the same on both sides). Exact (no wrap) when `n · max|w| · 2^f ≤ 2^62`, which the host
+//! launcher checks.
+
+/// Offset (past `k`) of the NaN counter in [`classify`]'s result and the dropped counters.
+pub const DROP_NAN: u32 = 0;
+/// Offset of the "below `lo`" counter.
+pub const DROP_BELOW: u32 = 1;
+/// Offset of the "at or above `hi`" counter.
+pub const DROP_ABOVE: u32 = 2;
+/// Number of dropped-value counters.
+pub const DROP_SLOTS: usize = 3;
+/// Largest number of bins (leaves room for the drop codes in a `u32`).
+pub const MAX_BINS: u32 = 1 << 31;
+/// Default fractional bits of the fixed-point weights.
+pub const DEFAULT_FRAC_BITS: u32 = 32;
+/// Largest fractional bits accepted.
+pub const MAX_FRAC_BITS: u32 = 52;
+
+/// How a histogram kernel adds into its counters (the codes the kernels switch on).
+pub mod via {
+    /// One native `atom.add` per value.
+    pub const PLAIN: u32 = 0;
+    /// Warp aggregation through shared memory (variant a).
+    pub const SHARED: u32 = 1;
+    /// Warp aggregation through shuffles (variant b).
+    pub const SHFL: u32 = 2;
+    /// Warp aggregation through `match.any.sync` (variant c).
+    pub const MATCH: u32 = 3;
+    /// Block aggregation with barriers (variant d).
+    pub const BLOCK: u32 = 4;
+    /// Match aggregation of unit increments (a popcount, no value exchange).
+    pub const COUNT: u32 = 5;
+    /// f64 only: a 64-bit CAS loop per value.
+    pub const CAS: u32 = 6;
+    /// f64 only: the CAS loop behind match aggregation.
+    pub const CAS_AGGREGATED: u32 = 7;
+}
+
+/// Threads per block of every histogram kernel (their shared scratch is sized for it).
+pub const HIST_BLOCK: u32 = 256;
+/// Bytes of the per-block shared counters of the privatised kernels (48 KiB, the static
+/// limit): 12 288 `u32` or 6 144 8-byte counters.
+pub const PRIVATE_BYTES: usize = 48 * 1024;
+
+/// Validated bin parameters, passed to the kernels by value.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bins {
+    /// Lower bound (inclusive).
+    pub lo: f64,
+    /// Upper bound (exclusive).
+    pub hi: f64,
+    /// `k / (hi − lo)`.
+    pub scale: f64,
+    /// Number of bins.
+    pub k: u32,
+    /// Fractional bits of the fixed-point weights (deterministic weighted mode).
+    pub frac_bits: u32,
+}
+
+/// Why [`Bins::new`] refused its parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinsError {
+    /// `k == 0`.
+    NoBins,
+    /// `k` > [`MAX_BINS`].
+    TooManyBins,
+    /// `lo` or `hi` is NaN or infinite.
+    NonFiniteBound,
+    /// `lo ≥ hi`.
+    EmptyRange,
+    /// `hi − lo` overflows, or the bins are narrower than `f64` can resolve.
+    UnrepresentableRange,
+    /// `frac_bits` > [`MAX_FRAC_BITS`].
+    TooManyFracBits,
+}
+
+impl BinsError {
+    /// A sentence for the user.
+    pub const fn reason(self) -> &'static str {
+        match self {
+            BinsError::NoBins => "k = 0: a histogram needs at least one bin",
+            BinsError::TooManyBins => "k is larger than 2^31",
+            BinsError::NonFiniteBound => "lo and hi must be finite numbers",
+            BinsError::EmptyRange => "lo must be smaller than hi",
+            BinsError::UnrepresentableRange => "hi - lo overflows f64 or the bins are too narrow for f64",
+            BinsError::TooManyFracBits => "frac_bits must be at most 52",
+        }
+    }
+}
+
+impl Bins {
+    /// `k` equal bins over `[lo, hi)` with [`DEFAULT_FRAC_BITS`].
+    pub fn new(lo: f64, hi: f64, k: u32) -> Result<Bins, BinsError> {
+        Bins::with_frac_bits(lo, hi, k, DEFAULT_FRAC_BITS)
+    }
+
+    /// As [`Bins::new`] with `frac_bits` fractional bits for fixed-point weights.
+    pub fn with_frac_bits(lo: f64, hi: f64, k: u32, frac_bits: u32) -> Result<Bins, BinsError> {
+        if k == 0 {
+            return Err(BinsError::NoBins);
+        }
+        if k > MAX_BINS {
+            return Err(BinsError::TooManyBins);
+        }
+        if !lo.is_finite() || !hi.is_finite() {
+            return Err(BinsError::NonFiniteBound);
+        }
+        if lo >= hi {
+            return Err(BinsError::EmptyRange);
+        }
+        if frac_bits > MAX_FRAC_BITS {
+            return Err(BinsError::TooManyFracBits);
+        }
+        let width = hi - lo;
+        let scale = k as f64 / width;
+        if !width.is_finite() || !scale.is_finite() || scale <= 0.0 {
+            return Err(BinsError::UnrepresentableRange);
+        }
+        Ok(Bins { lo, hi, scale, k, frac_bits })
+    }
+}
+
+/// The bin of `x` (`0..k`), or `k + DROP_*` for NaN / below / above (see the module policy).
+#[inline(always)]
+pub fn classify(x: f64, b: &Bins) -> u32 {
+    if x.is_nan() {
+        b.k + DROP_NAN
+    } else if x < b.lo {
+        b.k + DROP_BELOW
+    } else if x >= b.hi {
+        b.k + DROP_ABOVE
+    } else {
+        let i = ((x - b.lo) * b.scale) as u32;
+        if i < b.k { i } else { b.k - 1 }
+    }
+}
+
+/// `2^e` for `-1022 ≤ e ≤ 1023`, exactly.
+#[inline(always)]
+pub const fn pow2(e: i32) -> f64 {
+    f64::from_bits(((1023 + e) as u64) << 52)
+}
+
+/// A weight in fixed point: `round(w · 2^frac_bits)` (ties away from zero) as `i64`.
+#[inline(always)]
+pub fn to_fixed(w: f64, frac_bits: u32) -> i64 {
+    libm::round(w * pow2(frac_bits as i32)) as i64
+}
+
+/// A fixed-point accumulator as f64: `acc · 2^-frac_bits` (one rounding of `acc`).
+#[inline(always)]
+pub fn from_fixed(acc: i64, frac_bits: u32) -> f64 {
+    acc as f64 * pow2(-(frac_bits as i32))
+}
+
+/// Whether `n` weights of magnitude at most `max_abs` sum without wrapping in fixed point.
+pub fn fixed_fits(n: u64, max_abs: f64, frac_bits: u32) -> bool {
+    max_abs.is_finite() && (max_abs * pow2(frac_bits as i32) + 1.0) * n as f64 <= pow2(62)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bins_refuse_bad_parameters() {
+        assert_eq!(Bins::new(0.0, 1.0, 0), Err(BinsError::NoBins));
+        assert_eq!(Bins::new(1.0, 1.0, 3), Err(BinsError::EmptyRange));
+        assert_eq!(Bins::new(2.0, 1.0, 3), Err(BinsError::EmptyRange));
+        assert_eq!(Bins::new(f64::NAN, 1.0, 3), Err(BinsError::NonFiniteBound));
+        assert_eq!(Bins::new(0.0, f64::INFINITY, 3), Err(BinsError::NonFiniteBound));
+        assert_eq!(Bins::new(-f64::MAX, f64::MAX, 3), Err(BinsError::UnrepresentableRange));
+        assert_eq!(Bins::new(0.0, 1.0, MAX_BINS + 1), Err(BinsError::TooManyBins));
+        assert_eq!(Bins::with_frac_bits(0.0, 1.0, 2, 53), Err(BinsError::TooManyFracBits));
+    }
+
+    #[test]
+    fn classify_edges() {
+        let b = Bins::new(0.0, 1.0, 10).unwrap();
+        assert_eq!(classify(0.0, &b), 0);
+        assert_eq!(classify(-0.0, &b), 0);
+        assert_eq!(classify(0.1, &b), 1);
+        assert_eq!(classify(0.999_999_999_999, &b), 9);
+        assert_eq!(classify(1.0_f64.next_down(), &b), 9);
+        assert_eq!(classify(1.0, &b), 10 + DROP_ABOVE);
+        assert_eq!(classify(-1e-300, &b), 10 + DROP_BELOW);
+        assert_eq!(classify(f64::NAN, &b), 10 + DROP_NAN);
+        assert_eq!(classify(f64::INFINITY, &b), 10 + DROP_ABOVE);
+        assert_eq!(classify(f64::NEG_INFINITY, &b), 10 + DROP_BELOW);
+    }
+
+    #[test]
+    fn fixed_point_round_trip() {
+        assert_eq!(pow2(0), 1.0);
+        assert_eq!(pow2(32), 4294967296.0);
+        assert_eq!(pow2(-1), 0.5);
+        assert_eq!(to_fixed(1.5, 32), 3 << 31);
+        assert_eq!(to_fixed(-1.5, 32), -(3 << 31));
+        assert_eq!(from_fixed(to_fixed(0.25, 32), 32), 0.25);
+        assert_eq!(from_fixed(to_fixed(-7.0, 10), 10), -7.0);
+        assert!(fixed_fits(10_000_000, 1.0, 32));
+        assert!(!fixed_fits(10_000_000, 1e9, 32));
+        assert!(!fixed_fits(1, f64::INFINITY, 32));
+    }
+}

@@ -1,0 +1,116 @@
+//! Bad input of the atomics family: typed errors with clear messages, nothing launched. Pure
+//! validation runs everywhere; launcher checks use the GPU when present.
+
+use lockstep::Error;
+use lockstep::kernels::atomics::{Atomics, CounterKind, Method, check_method};
+use lockstep::reference::atomics::{self as cpu, HimenoProblem};
+use lockstep_parity::gpu;
+
+fn why(e: Error) -> String {
+    match &e {
+        Error::InvalidInput { .. } | Error::LengthMismatch { .. } | Error::TooLarge { .. } => e.to_string(),
+        other => panic!("unexpected error kind: {other:?}"),
+    }
+}
+
+#[test]
+fn bad_bins_are_refused_with_reasons() {
+    assert!(why(cpu::bins(0.0, 1.0, 0).unwrap_err()).contains("at least one bin"));
+    assert!(why(cpu::bins(1.0, 1.0, 5).unwrap_err()).contains("lo must be smaller than hi"));
+    assert!(why(cpu::bins(2.0, 1.0, 5).unwrap_err()).contains("lo must be smaller than hi"));
+    assert!(why(cpu::bins(f64::NAN, 1.0, 5).unwrap_err()).contains("finite"));
+    assert!(why(cpu::bins(0.0, f64::INFINITY, 5).unwrap_err()).contains("finite"));
+    assert!(why(cpu::bins(f64::NEG_INFINITY, 0.0, 5).unwrap_err()).contains("finite"));
+    assert!(why(cpu::bins(-1e308, 1e308, 5).unwrap_err()).contains("overflows"));
+    assert!(why(cpu::bins(0.0, 1.0, 1 << 40).unwrap_err()).contains("2^31"));
+    assert!(why(cpu::bins_with_frac_bits(0.0, 1.0, 3, 60).unwrap_err()).contains("frac_bits"));
+    let e = cpu::bins(0.0, 1.0, 0).unwrap_err();
+    assert!(matches!(e, Error::InvalidInput { what: "histogram bins", .. }), "{e}");
+}
+
+#[test]
+fn nan_and_out_of_range_values_are_dropped_and_reported() {
+    let bins = cpu::bins(0.0, 1.0, 2).unwrap();
+    let h = cpu::histogram_counts_seq(&bins, &[f64::NAN, -1.0, 1.0, 0.25, 0.75, 2.0]);
+    assert_eq!(h.counts, vec![1, 1]);
+    assert_eq!((h.nan, h.below, h.above), (1, 1, 2));
+}
+
+#[test]
+fn methods_that_do_not_apply_are_refused() {
+    let e = check_method(Method::Cas, CounterKind::Count, 10).unwrap_err().to_string();
+    assert!(e.contains("f64 counters only"), "{e}");
+    assert!(check_method(Method::CasAggregated, CounterKind::Fixed { unit: true }, 10).is_err());
+    let e = check_method(Method::Count, CounterKind::F64 { unit: false }, 10).unwrap_err().to_string();
+    assert!(e.contains("cannot add weights"), "{e}");
+    assert!(check_method(Method::Count, CounterKind::F64 { unit: true }, 10).is_ok());
+    let e = check_method(Method::Private, CounterKind::Count, 12_289).unwrap_err().to_string();
+    assert!(e.contains("at most 12288 bins"), "{e}");
+    assert!(check_method(Method::Private, CounterKind::Count, 12_288).is_ok());
+    assert!(check_method(Method::Private, CounterKind::F64 { unit: true }, 6145).is_err());
+    assert_eq!(Method::from_name("cas-agg"), Some(Method::CasAggregated));
+    assert_eq!(Method::from_name("nope"), None);
+}
+
+#[test]
+fn bad_weights_are_refused() {
+    let x = [0.5, 0.5];
+    let e = cpu::check_weights(&x, Some(&[1.0])).unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { arg: "weights", expected: 2, got: 1 }), "{e}");
+    let e = cpu::check_weights(&x, Some(&[1.0, f64::NAN])).unwrap_err().to_string();
+    assert!(e.contains("weight 1 is NaN"), "{e}");
+    let bins = cpu::bins(0.0, 1.0, 1).unwrap();
+    let e = cpu::check_fixed_range(&bins, &x, Some(&[1e12, 1.0])).unwrap_err().to_string();
+    assert!(e.contains("overflow the 64-bit fixed-point"), "{e}");
+}
+
+#[test]
+fn himeno_sizes_and_lengths_are_checked() {
+    let e = HimenoProblem::by_name("XXL").unwrap_err().to_string();
+    assert!(e.contains("no size named \"XXL\"") && e.contains("XS, S, M, L, XL"), "{e}");
+    assert_eq!(cpu::grid_of("m").unwrap(), (257, 129, 129));
+    let e = HimenoProblem::benchmark(2, 10, 10).unwrap_err().to_string();
+    assert!(e.contains("at least 3"), "{e}");
+    assert!(matches!(HimenoProblem::benchmark(70_000, 3, 3), Err(Error::TooLarge { .. })));
+    let mut pr = HimenoProblem::benchmark(4, 4, 4).unwrap();
+    pr.b.pop();
+    let e = pr.check().unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { arg: "b", expected: 192, got: 191 }), "{e}");
+    assert!(cpu::himeno_seq(&pr, 1).is_err());
+}
+
+#[test]
+fn launchers_refuse_bad_input_before_launching() {
+    let Some(gpu) = gpu().unwrap() else { return };
+    let a = Atomics::new(gpu).unwrap();
+    assert!(Atomics::new(gpu).unwrap().with_grid_blocks(0).is_err());
+    let bins = cpu::bins(0.0, 1.0, 10).unwrap();
+    let x = vec![0.5; 100];
+    assert!(matches!(a.histogram_counts::<u32>(Method::Cas, &bins, &x), Err(Error::InvalidInput { .. })));
+    assert!(matches!(a.histogram_f64(Method::Plain, &bins, &x, Some(&[1.0; 99])), Err(Error::LengthMismatch { .. })));
+    assert!(matches!(a.histogram_fixed(Method::Plain, &bins, &x, Some(&[1e15; 100])), Err(Error::InvalidInput { .. })));
+    // Bins with public fields tampered with are revalidated.
+    let mut bad = bins;
+    bad.k = 0;
+    assert!(a.histogram_counts::<u64>(Method::Plain, &bad, &x).is_err());
+    // Device buffers of the wrong length.
+    let dx = lockstep::DeviceBuffer::from_slice(&x).unwrap();
+    let mut counts = lockstep::DeviceBuffer::from_slice(&[7u32; 9]).unwrap();
+    let mut dropped = lockstep::DeviceBuffer::from_slice(&[0u64; 3]).unwrap();
+    let e = a.histogram_counts_on_device(Method::Match, &bins, &dx, &mut counts, &mut dropped).unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { arg: "counts", expected: 10, got: 9 }), "{e}");
+    assert_eq!(counts.as_host_vec().unwrap(), vec![7; 9], "counts were written");
+    // Probes: targets past the counters, CAS on integers, bad block sizes.
+    let mut c = [0u32; 4];
+    assert!(a.probe(Method::Match, 32, &[4], &[1u32], &mut c).is_err());
+    assert!(a.probe(Method::Cas, 32, &[0], &[1u32], &mut c).is_err());
+    assert!(a.probe(Method::Match, 33, &[0], &[1u32], &mut c).is_err());
+    assert!(a.probe(Method::Match, 32, &[0, 1], &[1u32], &mut c).is_err());
+    assert_eq!(c, [0; 4]);
+    // Himeno: bad block shapes and gosa codes.
+    let pr = HimenoProblem::benchmark(5, 5, 5).unwrap();
+    assert!(a.himeno(&pr, 1, 2, (48, 1)).is_err());
+    assert!(a.himeno(&pr, 1, 2, (32, 0)).is_err());
+    assert!(a.himeno(&pr, 1, 2, (1024, 2)).is_err());
+    assert!(a.himeno(&pr, 1, 9, (32, 1)).is_err());
+}

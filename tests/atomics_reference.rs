@@ -1,0 +1,261 @@
+//! CPU-only checks of the atomics family against independent math: histogram counts against
+//! binomial statistics and an independent bin search, the drop policy, fixed-point sums against
+//! exact rational arithmetic, Himeno against its closed form after one sweep and an independent
+//! f64 implementation; and sequential == rayon bit for bit. Never skipped.
+
+use lockstep::reference::atomics::{self as cpu, HimenoProblem};
+use lockstep_parity::data::SplitMix64;
+use lockstep_shared::histogram::{from_fixed, pow2, to_fixed};
+
+fn uniform(n: usize, seed: u64) -> Vec<f64> {
+    let mut r = SplitMix64(seed);
+    (0..n).map(|_| r.uniform(0.0, 1.0)).collect()
+}
+
+#[test]
+fn uniform_counts_are_binomial_and_complete() {
+    let n = 200_000;
+    let x = uniform(n, 11);
+    for k in [1u64, 10, 100, 1000] {
+        let bins = cpu::bins(0.0, 1.0, k).unwrap();
+        let h = cpu::histogram_counts_seq(&bins, &x);
+        assert_eq!(h.counts.iter().sum::<u64>(), n as u64, "k={k}");
+        assert_eq!((h.nan, h.below, h.above), (0, 0, 0));
+        let p = 1.0 / k as f64;
+        let mean = n as f64 * p;
+        let sd = (n as f64 * p * (1.0 - p)).sqrt();
+        for (b, &c) in h.counts.iter().enumerate() {
+            // 6 standard errors: a false alarm in ~1e-9 of bins.
+            assert!((c as f64 - mean).abs() <= 6.0 * sd + 1e-9, "k={k} bin {b}: {c} vs {mean} ± {sd}");
+        }
+    }
+}
+
+#[test]
+fn bins_agree_with_an_independent_edge_search() {
+    // Edges e_b = lo + (hi - lo)·b/k in exact rational arithmetic (integers), values on a grid
+    // of 1/2^20 so every comparison is exact: the bin is the number of edges ≤ x, minus one.
+    let (lo, hi, k) = (-3.0, 5.0, 37u64);
+    let bins = cpu::bins(lo, hi, k).unwrap();
+    let mut r = SplitMix64(5);
+    let x: Vec<f64> = (0..50_000).map(|_| ((r.next_u64() % (8 << 20)) as f64) / (1 << 20) as f64 - 3.0).collect();
+    let h = cpu::histogram_counts_seq(&bins, &x);
+    let mut want = vec![0u64; k as usize];
+    let mut near_edge = 0u64;
+    for &v in &x {
+        // x = lo + m/2^20 with integer m; bin b iff b·8·2^20 ≤ m·k < (b+1)·8·2^20
+        let m = ((v - lo) * (1 << 20) as f64) as u64;
+        let b = (m * k) / (8 << 20);
+        want[b as usize] += 1;
+        if (m * k).is_multiple_of(8 << 20) {
+            near_edge += 1;
+        }
+    }
+    // Values exactly on an edge may round to the neighbouring bin in f64; everything else agrees.
+    let diff: u64 = h.counts.iter().zip(&want).map(|(a, b)| a.abs_diff(*b)).sum();
+    assert!(diff <= 2 * near_edge, "diff {diff}, values on edges {near_edge}");
+    assert_eq!(h.counts.iter().sum::<u64>(), 50_000);
+}
+
+#[test]
+fn drop_policy_counts_nan_below_and_above() {
+    let bins = cpu::bins(0.0, 1.0, 4).unwrap();
+    let x = [0.0, 0.5, f64::NAN, -0.1, 1.0, 7.0, f64::INFINITY, f64::NEG_INFINITY, -f64::NAN, 0.999];
+    let h = cpu::histogram_counts_seq(&bins, &x);
+    assert_eq!(h.counts, vec![1, 0, 1, 1]);
+    assert_eq!((h.nan, h.below, h.above), (2, 2, 3));
+    assert_eq!(h, cpu::histogram_counts_par(&bins, &x));
+    let f = cpu::histogram_f64_seq(&bins, &x, None);
+    assert_eq!(f.counts, vec![1.0, 0.0, 1.0, 1.0]);
+}
+
+#[test]
+fn sequential_and_rayon_agree_bit_for_bit() {
+    let mut r = SplitMix64(3);
+    let x: Vec<f64> = lockstep_parity::data::f64s(100_000, 9).into_iter().map(|v| v.rem_euclid(3.0) - 1.0).collect();
+    let w: Vec<f64> = (0..x.len()).map(|_| r.uniform(-10.0, 10.0)).collect();
+    for k in [1u64, 7, 1000] {
+        let bins = cpu::bins(-0.5, 1.5, k).unwrap();
+        assert_eq!(cpu::histogram_counts_seq(&bins, &x), cpu::histogram_counts_par(&bins, &x));
+        assert_eq!(
+            cpu::histogram_fixed_raw_seq(&bins, &x, Some(&w)),
+            cpu::histogram_fixed_raw_par(&bins, &x, Some(&w))
+        );
+    }
+}
+
+#[test]
+fn fixed_point_sums_equal_exact_rational_sums() {
+    // Each bin: Σ round(w·2^f) exactly (i128), so value = that · 2^-f up to one final rounding;
+    // and within n/2 · 2^-f of the true sum of the weights (computed exactly with i128 because
+    // the weights are multiples of 2^-40).
+    let f = 32;
+    let bins = cpu::bins_with_frac_bits(0.0, 1.0, 5, f).unwrap();
+    let mut r = SplitMix64(21);
+    let n = 20_000;
+    let x = uniform(n, 8);
+    let w: Vec<f64> = (0..n).map(|_| ((r.next_u64() % (1 << 50)) as i64 - (1 << 49)) as f64 * pow2(-40)).collect();
+    cpu::check_fixed_range(&bins, &x, Some(&w)).unwrap();
+    let raw = cpu::histogram_fixed_raw_seq(&bins, &x, Some(&w));
+    let vals = cpu::fixed_to_f64(&bins, &raw);
+    let mut exact = [0i128; 5];
+    let mut quant = [0i128; 5];
+    let mut cnt = [0u64; 5];
+    for (v, wi) in x.iter().zip(&w) {
+        let b = (v * 5.0) as usize;
+        exact[b] += (wi * pow2(40)) as i128;
+        quant[b] += to_fixed(*wi, f) as i128;
+        cnt[b] += 1;
+    }
+    for b in 0..5 {
+        assert_eq!(raw.counts[b] as i128, quant[b], "bin {b}");
+        assert_eq!(vals.counts[b], from_fixed(raw.counts[b], f));
+        let err = (quant[b] * (1 << 8) - exact[b]).abs() as f64 * pow2(-40);
+        assert!(err <= cnt[b] as f64 * 0.5 * pow2(-(f as i32)), "bin {b}: {err}");
+    }
+    // Unit weights: exact counts.
+    let unit = cpu::fixed_to_f64(&bins, &cpu::histogram_fixed_raw_seq(&bins, &x, None));
+    let counts = cpu::histogram_counts_seq(&bins, &x);
+    assert_eq!(unit.counts, counts.counts.iter().map(|&c| c as f64).collect::<Vec<_>>());
+}
+
+#[test]
+fn fixed_point_range_check_refuses_overflowing_weights() {
+    let bins = cpu::bins(0.0, 1.0, 2).unwrap();
+    let x = vec![0.5; 4];
+    assert!(cpu::check_fixed_range(&bins, &x, Some(&[1e9; 4])).is_err());
+    assert!(cpu::check_fixed_range(&bins, &x, Some(&[1e3; 4])).is_ok());
+}
+
+/// An independent Himeno: f64, the original copy-back structure, no shared code.
+fn himeno_f64(pr: &HimenoProblem, iters: u32) -> (Vec<f64>, f64) {
+    let (mi, mj, mk) = (pr.mi as usize, pr.mj as usize, pr.mk as usize);
+    let n = mi * mj * mk;
+    let id = |i: usize, j: usize, k: usize| (i * mj + j) * mk + k;
+    let mut p: Vec<f64> = pr.p.iter().map(|&v| v as f64).collect();
+    let mut wrk2 = vec![0.0f64; n];
+    let mut gosa = 0.0;
+    let g = |v: &Vec<f32>, m: usize, x: usize| v[m * n + x] as f64;
+    for _ in 0..iters {
+        gosa = 0.0;
+        for i in 1..mi - 1 {
+            for j in 1..mj - 1 {
+                for k in 1..mk - 1 {
+                    let x = id(i, j, k);
+                    let s0 = g(&pr.a, 0, x) * p[id(i + 1, j, k)]
+                        + g(&pr.a, 1, x) * p[id(i, j + 1, k)]
+                        + g(&pr.a, 2, x) * p[id(i, j, k + 1)]
+                        + g(&pr.b, 0, x)
+                            * (p[id(i + 1, j + 1, k)] - p[id(i + 1, j - 1, k)] - p[id(i - 1, j + 1, k)]
+                                + p[id(i - 1, j - 1, k)])
+                        + g(&pr.b, 1, x)
+                            * (p[id(i, j + 1, k + 1)] - p[id(i, j - 1, k + 1)] - p[id(i, j + 1, k - 1)]
+                                + p[id(i, j - 1, k - 1)])
+                        + g(&pr.b, 2, x)
+                            * (p[id(i + 1, j, k + 1)] - p[id(i - 1, j, k + 1)] - p[id(i + 1, j, k - 1)]
+                                + p[id(i - 1, j, k - 1)])
+                        + g(&pr.c, 0, x) * p[id(i - 1, j, k)]
+                        + g(&pr.c, 1, x) * p[id(i, j - 1, k)]
+                        + g(&pr.c, 2, x) * p[id(i, j, k - 1)]
+                        + pr.wrk1[x] as f64;
+                    let ss = (s0 * g(&pr.a, 3, x) - p[x]) * pr.bnd[x] as f64;
+                    gosa += ss * ss;
+                    wrk2[x] = p[x] + 0.8 * ss;
+                }
+            }
+        }
+        for i in 1..mi - 1 {
+            for j in 1..mj - 1 {
+                for k in 1..mk - 1 {
+                    p[id(i, j, k)] = wrk2[id(i, j, k)];
+                }
+            }
+        }
+    }
+    (p, gosa)
+}
+
+fn random_problem(mi: u32, mj: u32, mk: u32, seed: u64) -> HimenoProblem {
+    let mut pr = HimenoProblem::benchmark(mi, mj, mk).unwrap();
+    let mut r = SplitMix64(seed);
+    for v in pr.a.iter_mut().chain(pr.b.iter_mut()).chain(pr.c.iter_mut()).chain(pr.wrk1.iter_mut()) {
+        *v = r.uniform(-0.3, 0.3) as f32;
+    }
+    for v in pr.p.iter_mut().chain(pr.bnd.iter_mut()) {
+        *v = r.uniform(0.0, 1.0) as f32;
+    }
+    pr
+}
+
+#[test]
+fn himeno_first_sweep_matches_the_closed_form() {
+    // p = i²h with h = 1/(mi−1)², b = 0, a = c = 1, a3 = 1/6: s0 = 6p + 2h, so ss = h/3 at every
+    // interior point and gosa = N·h²/9 (up to f32 rounding).
+    let pr = HimenoProblem::by_name("XS").unwrap();
+    let r = cpu::himeno_seq(&pr, 1).unwrap();
+    let h = 1.0 / (64.0f64 * 64.0);
+    let nint = (63 * 31 * 31) as f64;
+    let want = nint * h * h / 9.0;
+    approx::assert_relative_eq!(r.gosa_seq as f64, want, max_relative = 1e-3);
+    approx::assert_relative_eq!(r.gosa_tree as f64, want, max_relative = 1e-3);
+    let (mj, mk) = (33usize, 33usize);
+    let x = (10 * mj + 5) * mk + 7;
+    approx::assert_relative_eq!(r.p[x] as f64, 100.0 * h + 0.8 * h / 3.0, max_relative = 1e-5);
+}
+
+#[test]
+fn himeno_agrees_with_an_independent_f64_solver() {
+    for (seed, (mi, mj, mk)) in [(1u64, (9u32, 7u32, 40u32)), (2, (5, 12, 3)), (3, (4, 4, 70))] {
+        let pr = random_problem(mi, mj, mk, seed);
+        let iters = 3;
+        let r = cpu::himeno_seq(&pr, iters).unwrap();
+        let (p64, gosa64) = himeno_f64(&pr, iters);
+        for (i, (&a, &b)) in r.p.iter().zip(&p64).enumerate() {
+            assert!((a as f64 - b).abs() <= 1e-5 * (1.0 + b.abs()), "p[{i}] {a} vs {b}");
+        }
+        approx::assert_relative_eq!(r.gosa_tree as f64, gosa64, max_relative = 1e-4);
+        approx::assert_relative_eq!(r.gosa_seq as f64, gosa64, max_relative = 1e-4);
+    }
+}
+
+#[test]
+fn himeno_sequential_and_rayon_agree_bit_for_bit() {
+    for (mi, mj, mk) in [(9u32, 7u32, 40u32), (3, 3, 3), (6, 33, 35)] {
+        let pr = random_problem(mi, mj, mk, 4);
+        let a = cpu::himeno_seq(&pr, 2).unwrap();
+        let b = cpu::himeno_par(&pr, 2).unwrap();
+        assert_eq!(
+            a.p.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            b.p.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        );
+        assert_eq!(a.gosa_tree.to_bits(), b.gosa_tree.to_bits());
+        assert_eq!(a.gosa_seq.to_bits(), b.gosa_seq.to_bits());
+    }
+}
+
+#[test]
+fn himeno_boundaries_never_change() {
+    let pr = random_problem(6, 5, 9, 7);
+    let r = cpu::himeno_seq(&pr, 3).unwrap();
+    let (mi, mj, mk) = (6usize, 5usize, 9usize);
+    for i in 0..mi {
+        for j in 0..mj {
+            for k in 0..mk {
+                let x = (i * mj + j) * mk + k;
+                if i == 0 || j == 0 || k == 0 || i == mi - 1 || j == mj - 1 || k == mk - 1 {
+                    assert_eq!(r.p[x].to_bits(), pr.p[x].to_bits(), "({i},{j},{k})");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn himeno_xs_sequential_and_tree_gosa_differ_only_by_f32_rounding() {
+    // Both sum the same N = 60 543 positive terms in different orders: within N·ε relative.
+    let pr = HimenoProblem::by_name("XS").unwrap();
+    let r = cpu::himeno_par(&pr, 5).unwrap();
+    let rel = ((r.gosa_seq - r.gosa_tree) / r.gosa_tree).abs() as f64;
+    eprintln!("XS after 5 sweeps: gosa_seq {:e}, gosa_tree {:e}, relative difference {rel:e}", r.gosa_seq, r.gosa_tree);
+    assert!(rel <= 60_543.0 * f32::EPSILON as f64, "{rel}");
+}
