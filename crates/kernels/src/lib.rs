@@ -10,3 +10,5 @@
 
 #[cfg(target_arch = "nvptx64")]
 pub mod foundation;
+#[cfg(target_arch = "nvptx64")]
+pub mod mg;

@@ -16,6 +16,8 @@
 #![warn(missing_docs)]
 
 pub mod axpy;
+pub mod mg;
 pub mod predicate;
 pub mod reduce;
 pub mod special;
+pub mod xsadd;

@@ -7,6 +7,7 @@
 //! and host-slice methods that copy in, launch, and copy out.
 
 pub mod foundation;
+pub mod mg;
 
 use crate::error::{Result, cuda};
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy};

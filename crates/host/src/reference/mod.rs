@@ -3,3 +3,4 @@
 //! and the GPU give the same bits.
 
 pub mod foundation;
+pub mod mg;
