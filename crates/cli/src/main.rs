@@ -3,11 +3,13 @@
 //! ```text
 //! lockstep demo                     every kernel on the GPU (or the CPU references), checked
 //! lockstep bench smoke [--record F] saxpy f32 at 2^28 elements vs a device-to-device copy
+//! lockstep mg [--model M] [--plot F] Minority Game, winner ratio per step (paper Fig. 1)
 //! lockstep info                     the GPU, its memory and the embedded PTX
 //! ```
 
 mod bench;
 mod demo;
+mod mg;
 #[allow(dead_code)] // used by the families' --plot options as they land
 mod plot;
 
@@ -33,6 +35,8 @@ enum Command {
         #[command(subcommand)]
         which: bench::Which,
     },
+    /// The Minority Game in any model; winner ratio per step averaged over trials (--plot PNG).
+    Mg(mg::Args),
     /// The GPU, its memory and the embedded PTX module.
     Info,
 }
@@ -41,6 +45,7 @@ fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Demo { n } => demo::run(n),
         Command::Bench { which } => bench::run(which),
+        Command::Mg(args) => mg::run(args),
         Command::Info => info(),
     }
 }

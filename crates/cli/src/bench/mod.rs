@@ -2,6 +2,7 @@
 //! warm-up, the GPU's name and the bound it is measured against, and can append its result
 //! to a file under `bench/results/` (`--record`).
 
+mod mg;
 mod smoke;
 
 use clap::Subcommand;
@@ -11,11 +12,14 @@ use clap::Subcommand;
 pub enum Which {
     /// saxpy f32 (read x, read y, write y) against a device-to-device copy, same run.
     Smoke(smoke::Args),
+    /// Minority Game agent-steps per second (standalone, distributed, scale) vs the paper.
+    Mg(mg::Args),
 }
 
 pub fn run(which: Which) -> anyhow::Result<()> {
     match which {
         Which::Smoke(args) => smoke::run(args),
+        Which::Mg(args) => mg::run(args),
     }
 }
 
