@@ -348,9 +348,31 @@ impl Pass {
 /// One pass over group `g`'s `len` agents (see the module docs): settle step `k − 1` by
 /// replaying `prev` (the generator as it was at the start of step `k − 1`), then vote in step
 /// `k` drawing from `cur`. Returns how many agents chose side 1.
+///
+/// For `s = 2` (the paper's case) an unrolled path keeps an agent's scores and table words in registers and
+/// issues all its loads at once; it computes exactly what the general loop computes.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub fn group_pass<A: Agents, R: Recorder>(
+    params: &MgParams,
+    g: u64,
+    len: u64,
+    agents: &mut A,
+    prev: &mut Xsadd,
+    cur: &mut Xsadd,
+    pass: Pass,
+    rec: &mut R,
+) -> u64 {
+    match params.s {
+        2 => group_pass_fixed::<2, A, R>(params, g, len, agents, prev, cur, pass, rec),
+        _ => group_pass_any(params, g, len, agents, prev, cur, pass, rec),
+    }
+}
+
+/// [`group_pass`] for any `s` (scores re-read through `agents`).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub fn group_pass_any<A: Agents, R: Recorder>(
     params: &MgParams,
     g: u64,
     len: u64,
@@ -377,6 +399,75 @@ pub fn group_pass<A: Agents, R: Recorder>(
             let k = choose_table(s, |k| agents.score(j, k), u);
             rec.used(t, j, k);
             ones += table_side(agents.table(j, k, h >> 5), h) as u64;
+        }
+    }
+    ones
+}
+
+/// `a[k]` for a register array, by selects (no dynamic indexing, which would go to local
+/// memory on the GPU).
+#[inline(always)]
+fn pick<T: Copy, const S: usize>(a: &[T; S], k: u32) -> T {
+    let mut v = a[0];
+    for (i, &x) in a.iter().enumerate().skip(1) {
+        v = if i as u32 == k { x } else { v };
+    }
+    v
+}
+
+/// [`group_pass`] with `S` tables held in registers.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn group_pass_fixed<const S: usize, A: Agents, R: Recorder>(
+    params: &MgParams,
+    g: u64,
+    len: u64,
+    agents: &mut A,
+    prev: &mut Xsadd,
+    cur: &mut Xsadd,
+    pass: Pass,
+    rec: &mut R,
+) -> u64 {
+    let tables = S as u64 * (1u64 << params.m);
+    let mut ones = 0u64;
+    for j in 0..len {
+        let mut sc = [0i32; S];
+        for (k, v) in sc.iter_mut().enumerate() {
+            *v = agents.score(j, k as u32);
+        }
+        let (hs, ws) = pass.settle.unwrap_or((0, 0));
+        let (t, hv) = pass.vote.unwrap_or((0, 0));
+        let mut tw_settle = [0u32; S];
+        let mut tw_vote = [0u32; S];
+        for k in 0..S {
+            if pass.settle.is_some() {
+                tw_settle[k] = agents.table(j, k as u32, hs >> 5);
+            }
+            if pass.vote.is_some() {
+                tw_vote[k] = if pass.settle.is_some() && hs >> 5 == hv >> 5 {
+                    tw_settle[k]
+                } else {
+                    agents.table(j, k as u32, hv >> 5)
+                };
+            }
+        }
+        if pass.settle.is_some() {
+            let u = prev.next_u32();
+            let k = choose_table(S as u32, |k| pick(&sc, k), u);
+            let side = table_side(pick(&tw_settle, k), hs);
+            let old = pick(&sc, k);
+            let new = if side == ws { old.wrapping_add(1) } else { old.wrapping_sub(1) };
+            for (i, v) in sc.iter_mut().enumerate() {
+                *v = if i as u32 == k { new } else { *v };
+            }
+            agents.set_score(j, k, new);
+        }
+        if pass.vote.is_some() {
+            let u = cur.next_u32();
+            rec.draw(Layout::step_draw_pos(g, len, tables, t, j), u);
+            let k = choose_table(S as u32, |k| pick(&sc, k), u);
+            rec.used(t, j, k);
+            ones += table_side(pick(&tw_vote, k), hv) as u64;
         }
     }
     ones
