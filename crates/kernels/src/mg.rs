@@ -8,8 +8,8 @@ use lockstep_cuda_std::atomic::{load_volatile_u32, threadfence};
 use lockstep_cuda_std::prelude::*;
 use lockstep_cuda_std::thread::grid_size_1d;
 use lockstep_shared::mg::{
-    Agents, MgBuffers, MgParams, MgStandaloneBuffers, Pass, Recorder, build_tables, group_pass, history_before,
-    initial_history as _, next_history, winning_side,
+    Agents, MgBuffers, MgParams, MgStandaloneBuffers, NoTrace, Pass, Recorder, build_tables, group_pass,
+    group_pass_fixed, history_before, next_history, winning_side,
 };
 use lockstep_shared::xsadd::Xsadd;
 
@@ -108,11 +108,12 @@ unsafe fn build_groups(params: &MgParams, b: &MgBuffers, first: u64, stride: u64
 }
 
 /// Pass `pass` for groups `first, first + stride, …`; returns this thread's side-1 votes.
+/// `S2`: the register-lean `s = 2` pass without trace (the `*_s2` kernels).
 ///
 /// # Safety
-/// As [`build_groups`].
+/// As [`build_groups`]; with `S2`, `params.s == 2`.
 #[inline(always)]
-unsafe fn pass_groups(params: &MgParams, b: &MgBuffers, pass: Pass, first: u64, stride: u64) -> u64 {
+unsafe fn pass_groups<const S2: bool>(params: &MgParams, b: &MgBuffers, pass: Pass, first: u64, stride: u64) -> u64 {
     let rng = b.rng as *mut Xsadd;
     let prevs = b.rng_prev as *mut Xsadd;
     let mut ones = 0u64;
@@ -124,7 +125,12 @@ unsafe fn pass_groups(params: &MgParams, b: &MgBuffers, pass: Pass, first: u64, 
         // SAFETY: g < G generators in both arrays.
         let (mut cur, mut prev) = unsafe { (*rng.add(g as usize), *prevs.add(g as usize)) };
         let snapshot = cur;
-        ones += group_pass(params, g, params.group_len(g), &mut agents, &mut prev, &mut cur, pass, &mut rec);
+        let len = params.group_len(g);
+        ones += if S2 {
+            group_pass_fixed::<2, _, _>(params, g, len, &mut agents, &mut prev, &mut cur, pass, &mut NoTrace)
+        } else {
+            group_pass(params, g, len, &mut agents, &mut prev, &mut cur, pass, &mut rec)
+        };
         // SAFETY: as above.
         unsafe {
             *rng.add(g as usize) = cur;
@@ -154,6 +160,22 @@ pub unsafe extern "ptx-kernel" fn mg_init_tables(params: MgParams, b: MgBuffers)
 /// As [`mg_init_tables`], after it and after passes `0..k` completed.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn mg_step(params: MgParams, b: MgBuffers, k: u32, h0: u32) {
+    // SAFETY: forwarded from the launch contract.
+    unsafe { step_impl::<false>(params, b, k, h0) }
+}
+
+/// [`mg_step`] for `s = 2` without trace (fewer registers, loads issued together).
+///
+/// # Safety
+/// As [`mg_step`]; `params.s == 2`, trace addresses unused.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn mg_step_s2(params: MgParams, b: MgBuffers, k: u32, h0: u32) {
+    // SAFETY: forwarded from the launch contract.
+    unsafe { step_impl::<true>(params, b, k, h0) }
+}
+
+#[inline(always)]
+unsafe fn step_impl<const S2: bool>(params: MgParams, b: MgBuffers, k: u32, h0: u32) {
     let ones = b.ones as *mut u64;
     // SAFETY: t < k ≤ p counts, written by earlier launches.
     let read = |t: u32| unsafe { *ones.add(t as usize) };
@@ -165,7 +187,7 @@ pub unsafe extern "ptx-kernel" fn mg_step(params: MgParams, b: MgBuffers, k: u32
         Pass::new(k, params.p, h_prev, w_prev, next_history(h_prev, w_prev, params.history_mask()))
     };
     // SAFETY: forwarded from the launch contract.
-    let votes = unsafe { pass_groups(&params, &b, pass, index_1d() as u64, grid_size_1d()) };
+    let votes = unsafe { pass_groups::<S2>(&params, &b, pass, index_1d() as u64, grid_size_1d()) };
     if k < params.p && votes > 0 {
         // SAFETY: k < p counts.
         unsafe { atomic_add(ones.add(k as usize), votes) };
@@ -211,6 +233,23 @@ unsafe fn grid_barrier(bar: *mut u32, blocks: u32) {
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn mg_grid_sync(params: MgParams, b: MgBuffers, h0: u32, bar: *mut u32) {
     let votes_now = shared_array![MG_GRID_SYNC_VOTES: [u64; 1]];
+    // SAFETY: forwarded from the launch contract.
+    unsafe { grid_sync_impl::<false>(params, b, h0, bar, votes_now) }
+}
+
+/// [`mg_grid_sync`] for `s = 2` without trace.
+///
+/// # Safety
+/// As [`mg_grid_sync`]; `params.s == 2`, trace addresses unused.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn mg_grid_sync_s2(params: MgParams, b: MgBuffers, h0: u32, bar: *mut u32) {
+    let votes_now = shared_array![MG_GRID_SYNC_S2_VOTES: [u64; 1]];
+    // SAFETY: forwarded from the launch contract.
+    unsafe { grid_sync_impl::<true>(params, b, h0, bar, votes_now) }
+}
+
+#[inline(always)]
+unsafe fn grid_sync_impl<const S2: bool>(params: MgParams, b: MgBuffers, h0: u32, bar: *mut u32, votes_now: *mut u64) {
     let first = index_1d() as u64;
     let stride = grid_size_1d();
     let blocks = grid_dim_x();
@@ -222,7 +261,7 @@ pub unsafe extern "ptx-kernel" fn mg_grid_sync(params: MgParams, b: MgBuffers, h
     for k in 0..=params.p {
         let pass = Pass::new(k, params.p, h_prev, w_prev, h_cur);
         // SAFETY: forwarded from the launch contract.
-        let votes = unsafe { pass_groups(&params, &b, pass, first, stride) };
+        let votes = unsafe { pass_groups::<S2>(&params, &b, pass, first, stride) };
         if k == params.p {
             break;
         }
@@ -256,6 +295,23 @@ pub unsafe extern "ptx-kernel" fn mg_grid_sync(params: MgParams, b: MgBuffers, h
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn mg_standalone(params: MgParams, sb: MgStandaloneBuffers) {
     let votes = shared_array![MG_STANDALONE_VOTES: [u64; 3]];
+    // SAFETY: forwarded from the launch contract.
+    unsafe { standalone_impl::<false>(params, sb, votes) }
+}
+
+/// [`mg_standalone`] for `s = 2` without trace.
+///
+/// # Safety
+/// As [`mg_standalone`]; `params.s == 2`, trace addresses unused.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn mg_standalone_s2(params: MgParams, sb: MgStandaloneBuffers) {
+    let votes = shared_array![MG_STANDALONE_S2_VOTES: [u64; 3]];
+    // SAFETY: forwarded from the launch contract.
+    unsafe { standalone_impl::<true>(params, sb, votes) }
+}
+
+#[inline(always)]
+unsafe fn standalone_impl<const S2: bool>(params: MgParams, sb: MgStandaloneBuffers, votes: *mut u64) {
     let t = thread_idx_x() as u64;
     let threads = block_dim_x() as u64;
     let block = block_idx_x() as u64;
@@ -302,7 +358,7 @@ pub unsafe extern "ptx-kernel" fn mg_standalone(params: MgParams, sb: MgStandalo
         for k in 0..=params.p {
             let pass = Pass::new(k, params.p, h_prev, w_prev, h_cur);
             // SAFETY: as above.
-            let mine = unsafe { pass_groups(&params, &b, pass, t, threads) };
+            let mine = unsafe { pass_groups::<S2>(&params, &b, pass, t, threads) };
             let slot = (k % 3) as usize;
             if mine > 0 && k < params.p {
                 // SAFETY: slot < 3; shared-memory atomic.

@@ -415,10 +415,11 @@ fn pick<T: Copy, const S: usize>(a: &[T; S], k: u32) -> T {
     v
 }
 
-/// [`group_pass`] with `S` tables held in registers.
+/// [`group_pass`] with `S` tables held in registers (`params.s` must equal `S`; the GPU's
+/// `*_s2` kernels call it directly with `S = 2`).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn group_pass_fixed<const S: usize, A: Agents, R: Recorder>(
+pub fn group_pass_fixed<const S: usize, A: Agents, R: Recorder>(
     params: &MgParams,
     g: u64,
     len: u64,

@@ -126,7 +126,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         }
         Config::Distributed | Config::Scale => {
             let mut game = mg.prepare(&params, 2026, 0, false)?;
-            let cap = mg.grid_sync_capacity()?;
+            let cap = mg.grid_sync_capacity(&params, false)?;
             println!("grid-sync: {cap} co-resident blocks × {} threads", a.block);
             let mut models = vec![("GPU grid-sync", Distributed::GridSync { blocks: None })];
             if !a.no_step {

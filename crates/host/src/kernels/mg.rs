@@ -22,10 +22,10 @@ pub const MAX_TRACE_BYTES: u64 = 1 << 30;
 /// Which distributed model runs the game.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Distributed {
-    /// One launch of `mg_step` per pass (`p + 1` launches; the kernel boundary is the grid-wide
+    /// One launch of `mg_step` (`mg_step_s2` for s = 2 without trace) per pass (`p + 1` launches; the kernel boundary is the grid-wide
     /// synchronisation), on a grid with one thread per group (at most 2^32 threads).
     KernelPerStep,
-    /// One persistent `mg_grid_sync` kernel with a grid-wide barrier; `blocks = None` takes the
+    /// One persistent `mg_grid_sync` (`mg_grid_sync_s2`) kernel with a grid-wide barrier; `blocks = None` takes the
     /// largest co-resident grid, a larger request is refused.
     GridSync {
         /// Blocks to launch (co-residency is checked).
@@ -58,6 +58,14 @@ pub struct Mg<'g> {
     step: Function<'g>,
     grid_sync: Function<'g>,
     standalone: Function<'g>,
+    step_s2: Function<'g>,
+    grid_sync_s2: Function<'g>,
+    standalone_s2: Function<'g>,
+}
+
+/// Whether the register-lean `*_s2` kernels run a game: `s = 2` and no trace.
+fn lean(params: &MgParams, trace: bool) -> bool {
+    params.s == 2 && !trace
 }
 
 /// A distributed game's device state, ready to run (again: [`Mg::run_on_device`] resets it).
@@ -110,10 +118,13 @@ impl<'g> Mg<'g> {
             step: gpu.function("mg_step")?,
             grid_sync: gpu.function("mg_grid_sync")?,
             standalone: gpu.function("mg_standalone")?,
+            step_s2: gpu.function("mg_step_s2")?,
+            grid_sync_s2: gpu.function("mg_grid_sync_s2")?,
+            standalone_s2: gpu.function("mg_standalone_s2")?,
         };
         // The kernels use many registers: the largest block each can launch may be below 1024.
         let mut max = u32::MAX;
-        for f in [&mg.init, &mg.step, &mg.grid_sync, &mg.standalone] {
+        for f in [&mg.init, &mg.step, &mg.grid_sync, &mg.standalone, &mg.step_s2, &mg.grid_sync_s2, &mg.standalone_s2] {
             let m = f.get_attribute(FunctionAttribute::MaxThreadsPerBlock).map_err(cuda("cuFuncGetAttribute"))?;
             max = max.min(m.max(0) as u32);
         }
@@ -132,12 +143,13 @@ impl<'g> Mg<'g> {
         self.block
     }
 
-    /// The most blocks of `mg_grid_sync` that can be resident at once on this GPU: blocks per
-    /// multiprocessor (occupancy at this block size) × multiprocessors.
-    pub fn grid_sync_capacity(&self) -> Result<u32> {
+    /// The most blocks of the grid-sync kernel that runs a game of `params` (with or without
+    /// `trace`: they are different kernels) that can be resident at once on this GPU: blocks
+    /// per multiprocessor (occupancy at this block size) × multiprocessors.
+    pub fn grid_sync_capacity(&self, params: &MgParams, trace: bool) -> Result<u32> {
         self.gpu.bind()?;
-        let per_sm = self
-            .grid_sync
+        let f = if lean(params, trace) { &self.grid_sync_s2 } else { &self.grid_sync };
+        let per_sm = f
             .max_active_blocks_per_multiprocessor(BlockSize::x(self.block), 0)
             .map_err(cuda("cuOccupancyMaxActiveBlocksPerMultiprocessor"))?;
         let sms = self.gpu.attribute(DeviceAttribute::MultiprocessorCount)?;
@@ -204,7 +216,7 @@ impl<'g> Mg<'g> {
         let grid = match model {
             Distributed::KernelPerStep => Dims::from(Grid1d::for_len(params.groups, self.block)?),
             Distributed::GridSync { blocks } => {
-                let cap = self.grid_sync_capacity()?;
+                let cap = self.grid_sync_capacity(&params, game.trace.is_some())?;
                 let want = blocks.unwrap_or(cap);
                 if want == 0 {
                     return Err(Error::InvalidInput { what: "grid-sync blocks", why: "0 blocks".into() });
@@ -236,6 +248,14 @@ impl<'g> Mg<'g> {
         };
         let h0 = game.setup.h0;
         let bar = game.bar.as_device_ptr();
+        let fast = lean(&params, game.trace.is_some());
+        let (step, step_name) =
+            if fast { (&self.step_s2, "cuLaunchKernel(mg_step_s2)") } else { (&self.step, "cuLaunchKernel(mg_step)") };
+        let (sync, sync_name) = if fast {
+            (&self.grid_sync_s2, "cuLaunchKernel(mg_grid_sync_s2)")
+        } else {
+            (&self.grid_sync, "cuLaunchKernel(mg_grid_sync)")
+        };
         match model {
             Distributed::KernelPerStep => {
                 // SAFETY: parameters mirror `(params: MgParams, b: MgBuffers)`; every buffer in
@@ -244,32 +264,16 @@ impl<'g> Mg<'g> {
                     self.gpu.launch(&self.init, "cuLaunchKernel(mg_init_tables)", grid, 0, &[arg(&params), arg(&b)])?
                 };
                 for k in 0..=params.p {
-                    // SAFETY: parameters mirror `(params, b, k: u32, h0: u32)`; buffers as
-                    // above; launches on one stream run in order, after mg_init_tables.
-                    unsafe {
-                        self.gpu.launch(
-                            &self.step,
-                            "cuLaunchKernel(mg_step)",
-                            grid,
-                            0,
-                            &[arg(&params), arg(&b), arg(&k), arg(&h0)],
-                        )?
-                    };
+                    // SAFETY: parameters mirror `(params, b, k: u32, h0: u32)` of both step
+                    // kernels (the _s2 one only for s = 2, no trace); buffers as above; one stream.
+                    unsafe { self.gpu.launch(step, step_name, grid, 0, &[arg(&params), arg(&b), arg(&k), arg(&h0)])? };
                 }
                 Ok(())
             }
             Distributed::GridSync { .. } => {
-                // SAFETY: parameters mirror `(params, b, h0: u32, bar: *mut u32)`; buffers as
-                // above, bar is two zeroed u32; the grid is at most the co-resident capacity.
-                unsafe {
-                    self.gpu.launch(
-                        &self.grid_sync,
-                        "cuLaunchKernel(mg_grid_sync)",
-                        grid,
-                        0,
-                        &[arg(&params), arg(&b), arg(&h0), arg(&bar)],
-                    )
-                }
+                // SAFETY: parameters mirror `(params, b, h0: u32, bar: *mut u32)` of both kernels
+                // (_s2: s = 2, no trace); bar is two zeroed u32; grid ≤ that kernel's capacity.
+                unsafe { self.gpu.launch(sync, sync_name, grid, 0, &[arg(&params), arg(&b), arg(&h0), arg(&bar)]) }
             }
         }
     }
@@ -436,11 +440,15 @@ impl<'g> Mg<'g> {
             draw_stride: run.trace.as_ref().map_or(0, |t| t.2),
         };
         let dims = Dims::new([run.blocks, 1, 1], [self.block, 1, 1])?;
-        // SAFETY: parameters mirror `(params: MgParams, sb: MgStandaloneBuffers)`; every buffer
-        // was allocated by `prepare_standalone` for `run.blocks` workspaces and `run.trials`.
-        unsafe {
-            self.gpu.launch(&self.standalone, "cuLaunchKernel(mg_standalone)", dims, 0, &[arg(&params), arg(&sb)])
-        }
+        let (f, name) = if lean(&params, run.trace.is_some()) {
+            (&self.standalone_s2, "cuLaunchKernel(mg_standalone_s2)")
+        } else {
+            (&self.standalone, "cuLaunchKernel(mg_standalone)")
+        };
+        // SAFETY: parameters mirror `(params: MgParams, sb: MgStandaloneBuffers)` of both kernels
+        // (_s2: s = 2, no trace); buffers allocated by `prepare_standalone` for `run.blocks`
+        // workspaces and `run.trials`.
+        unsafe { self.gpu.launch(f, name, dims, 0, &[arg(&params), arg(&sb)]) }
     }
 
     /// Outcomes (and traces) of a standalone run, in trial order (waits for it).
