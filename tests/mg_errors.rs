@@ -69,7 +69,7 @@ fn launchers_refuse_bad_input_without_launching() {
     let cap = mg.grid_sync_capacity(&small, false).unwrap();
     assert!(cap > 0);
     let mut game = mg.prepare(&small, 1, 0, false).unwrap();
-    let e = mg.run_on_device(&mut game, Distributed::GridSync { blocks: Some(cap + 1) }).err().expect("accepted");
+    let e = mg.run_on_device(&mut game, Distributed::GridSync { blocks: Some(cap + 1) }).expect_err("accepted");
     assert!(matches!(e, Error::TooLarge { value, max, .. } if value == cap as u64 + 1 && max == cap as u64), "{e}");
     assert!(e.to_string().contains("deadlock"), "{e}");
     assert!(mg.run_on_device(&mut game, Distributed::GridSync { blocks: Some(0) }).is_err());
@@ -77,13 +77,13 @@ fn launchers_refuse_bad_input_without_launching() {
     let traced_cap = mg.grid_sync_capacity(&small, true).unwrap();
     let mut traced = mg.prepare(&small, 1, 0, true).unwrap();
     let e =
-        mg.run_on_device(&mut traced, Distributed::GridSync { blocks: Some(traced_cap + 1) }).err().expect("accepted");
+        mg.run_on_device(&mut traced, Distributed::GridSync { blocks: Some(traced_cap + 1) }).expect_err("accepted");
     assert!(matches!(e, Error::TooLarge { .. }), "{e}");
-    // block sizes the kernels' registers do not allow are refused when the launcher is built
-    match Mg::with_block_size(gpu, 1024) {
-        Ok(_) | Err(Error::TooLarge { .. }) => {}
-        Err(e) => panic!("unexpected error {e}"),
-    }
+    // a block size the general kernels' registers do not allow is refused before launching
+    let wide = Mg::with_block_size(gpu, 1024).unwrap();
+    let mut traced = wide.prepare(&small, 1, 0, true).unwrap();
+    let e = wide.run_on_device(&mut traced, Distributed::KernelPerStep).expect_err("1024 threads accepted");
+    assert!(matches!(e, Error::TooLarge { .. }) && e.to_string().contains("registers"), "{e}");
     // a trace too large to record
     let big = MgParams::new(1_000_001, 5, 2, 2_000, 1024);
     assert!(matches!(mg.prepare(&big, 1, 0, true), Err(Error::TooLarge { what: "trace size in bytes", .. })));

@@ -65,7 +65,7 @@ impl Xsadd {
         for j in 0..count - 1 {
             r = f1(st[i] ^ st[(i + 1) % 4] ^ st[(i + 3) % 4]);
             st[(i + 1) % 4] = st[(i + 1) % 4].wrapping_add(r);
-            let key_j = if j < len { key[j] } else { 0 };
+            let key_j = key.get(j).copied().unwrap_or(0);
             r = r.wrapping_add(key_j).wrapping_add(i as u32);
             st[(i + 2) % 4] = st[(i + 2) % 4].wrapping_add(r);
             st[i] = r;

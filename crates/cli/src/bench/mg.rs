@@ -122,7 +122,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             let t = time_gpu(&gpu, 0, a.runs, || mg.run_standalone_on_device(&mut run))?;
             let out = mg.standalone_results(&run)?;
             anyhow::ensure!(out.len() as u64 == trials, "missing trials");
-            rows.push(Row { model: "GPU standalone".into(), params, trials, secs: t.median_ms() / 1e3 });
+            rows.push(Row {
+                model: format!("GPU standalone, block {}", a.block),
+                params,
+                trials,
+                secs: t.median_ms() / 1e3,
+            });
         }
         Config::Distributed | Config::Scale => {
             let mut game = mg.prepare(&params, 2026, 0, false)?;
@@ -142,7 +147,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                     let o = mg.outcome(&game)?;
                     first.get_or_insert(o);
                 }
-                rows.push(Row { model: name.into(), params, trials, secs: total_ms / 1e3 });
+                rows.push(Row { model: format!("{name}, block {}", a.block), params, trials, secs: total_ms / 1e3 });
             }
         }
     }

@@ -122,25 +122,27 @@ impl<'g> Mg<'g> {
             grid_sync_s2: gpu.function("mg_grid_sync_s2")?,
             standalone_s2: gpu.function("mg_standalone_s2")?,
         };
-        // The kernels use many registers: the largest block each can launch may be below 1024.
-        let mut max = u32::MAX;
-        for f in [&mg.init, &mg.step, &mg.grid_sync, &mg.standalone, &mg.step_s2, &mg.grid_sync_s2, &mg.standalone_s2] {
-            let m = f.get_attribute(FunctionAttribute::MaxThreadsPerBlock).map_err(cuda("cuFuncGetAttribute"))?;
-            max = max.min(m.max(0) as u32);
-        }
-        if block > max {
-            return Err(Error::TooLarge {
-                what: "threads per block for the Minority Game kernels (registers)",
-                value: block as u64,
-                max: max as u64,
-            });
-        }
         Ok(mg)
     }
 
     /// Threads per block.
     pub fn block_size(&self) -> u32 {
         self.block
+    }
+
+    /// Refuses a block size `f`'s registers do not allow (the general, trace-capable kernels
+    /// need more registers than the `*_s2` ones, so their largest block is smaller).
+    fn check_block(&self, f: &Function<'_>) -> Result<()> {
+        let max = f.get_attribute(FunctionAttribute::MaxThreadsPerBlock).map_err(cuda("cuFuncGetAttribute"))?;
+        let max = max.max(0) as u32;
+        if self.block > max {
+            return Err(Error::TooLarge {
+                what: "threads per block for this Minority Game kernel (its registers allow fewer)",
+                value: self.block as u64,
+                max: max as u64,
+            });
+        }
+        Ok(())
     }
 
     /// The most blocks of the grid-sync kernel that runs a game of `params` (with or without
@@ -231,6 +233,16 @@ impl<'g> Mg<'g> {
                 Dims::from(Grid1d { blocks: want, threads: self.block })
             }
         };
+        let fast = lean(&params, game.trace.is_some());
+        match model {
+            Distributed::KernelPerStep => {
+                self.check_block(&self.init)?;
+                self.check_block(if fast { &self.step_s2 } else { &self.step })?;
+            }
+            Distributed::GridSync { .. } => {
+                self.check_block(if fast { &self.grid_sync_s2 } else { &self.grid_sync })?
+            }
+        }
         game.rng.copy_from(&game.rng0[..]).map_err(cuda("cuMemcpyHtoD"))?;
         game.rng_prev.copy_from(&game.rng0[..]).map_err(cuda("cuMemcpyHtoD"))?;
         game.scores.set_32(0).map_err(cuda("cuMemsetD32"))?;
@@ -248,7 +260,6 @@ impl<'g> Mg<'g> {
         };
         let h0 = game.setup.h0;
         let bar = game.bar.as_device_ptr();
-        let fast = lean(&params, game.trace.is_some());
         let (step, step_name) =
             if fast { (&self.step_s2, "cuLaunchKernel(mg_step_s2)") } else { (&self.step, "cuLaunchKernel(mg_step)") };
         let (sync, sync_name) = if fast {
@@ -445,6 +456,7 @@ impl<'g> Mg<'g> {
         } else {
             (&self.standalone, "cuLaunchKernel(mg_standalone)")
         };
+        self.check_block(f)?;
         // SAFETY: parameters mirror `(params: MgParams, sb: MgStandaloneBuffers)` of both kernels
         // (_s2: s = 2, no trace); buffers allocated by `prepare_standalone` for `run.blocks`
         // workspaces and `run.trials`.

@@ -25,7 +25,7 @@ pub fn validate(n: u64, m: u32, s: u32, p: u32, groups: u64) -> Result<MgParams>
     if n == 0 {
         return bad("agent count n", "n = 0: a game needs at least one agent".into());
     }
-    if n % 2 == 0 {
+    if n.is_multiple_of(2) {
         return bad("agent count n", format!("n = {n} is even; the minority needs an odd n (no ties)"));
     }
     if n >= 1 << 63 {
