@@ -407,10 +407,10 @@ fn dominant_period(x: &[f64]) -> f64 {
 
 #[test]
 fn winner_ratio_has_period_2_pow_m_plus_1() {
-    // Paper Fig. 1 at CI size: n = 10,001, m = 5, s = 2, p = 512, 24 trials; the averaged
+    // Paper Fig. 1 at CI size: n = 10,001, m = 5, s = 2, p = 256, 24 trials; the averaged
     // winner ratio falls towards each multiple of 2^(m+1) = 64 steps and jumps there. The
-    // dominant period is picked among all 256 frequencies of the series.
-    let params = validate(10_001, 5, 2, 512, 64).unwrap();
+    // dominant period is picked among all 128 frequencies of the series.
+    let params = validate(10_001, 5, 2, 256, 64).unwrap();
     let ratio = mean_winner_ratio(&params, 2026, 0, 24).unwrap();
     assert_eq!(dominant_period(&ratio), 64.0);
     // the minority is smaller than half on average (winners < n/2 at every step)
