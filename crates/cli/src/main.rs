@@ -5,6 +5,7 @@
 //! lockstep bench smoke [--record F] saxpy f32 at 2^28 elements vs a device-to-device copy
 //! lockstep bench histogram [...]    10^7 f64 into k = 1..10^7 bins by every atomic method (--plot)
 //! lockstep bench himeno [...]       Himeno Jacobi (f32), gosa by plain/aggregated atomics or a tree
+//! lockstep mg [--model M] [--plot F] Minority Game, winner ratio per step (paper Fig. 1)
 //! lockstep info                     the GPU, its memory and the embedded PTX
 //! lockstep nbody [--n N --steps S …] N-body RK4 with a progress bar, --out traj.npy, --plot energy.png
 //! lockstep bridge [--paths N …]     Brownian bridge paths to .npy / PNG (see --help)
@@ -13,6 +14,7 @@
 mod bench;
 mod bridge;
 mod demo;
+mod mg;
 mod nbody;
 #[allow(dead_code)] // used by the families' --plot options as they land
 mod plot;
@@ -39,6 +41,8 @@ enum Command {
         #[command(subcommand)]
         which: bench::Which,
     },
+    /// The Minority Game in any model; winner ratio per step averaged over trials (--plot PNG).
+    Mg(mg::Args),
     /// The GPU, its memory and the embedded PTX module.
     Info,
     /// N-body with RK4 (GPU exact/fast, global/shared, f32/f64; or the CPU twin).
@@ -51,6 +55,7 @@ fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Demo { n } => demo::run(n),
         Command::Bench { which } => bench::run(which),
+        Command::Mg(args) => mg::run(args),
         Command::Info => info(),
         Command::Nbody(args) => nbody::run(args),
         Command::Bridge(args) => bridge::run(args),

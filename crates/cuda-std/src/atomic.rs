@@ -87,3 +87,27 @@ pub unsafe fn atomic_cas<T: AtomicCas>(ptr: *mut T, compare: T, new: T) -> T {
     // SAFETY: forwarded from the caller.
     unsafe { T::atomic_cas_at(ptr, compare, new) }
 }
+
+/// `__threadfence()`: orders this thread's memory accesses before and after it as seen by every
+/// thread of the GPU (`fence.acq_rel.gpu`, which `membar.gl` is on sm_70+). The building block
+/// of grid-wide barriers.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub fn threadfence() {
+    // SAFETY: a fence has no memory-safety preconditions.
+    unsafe { asm!("fence.acq_rel.gpu;", options(nostack)) };
+}
+
+/// A volatile 32-bit load from global memory that bypasses the incoherent L1 cache
+/// (`ld.volatile.global`): what a thread spinning on a flag that other blocks write must use.
+///
+/// # Safety
+/// `ptr` is a valid, aligned global-memory address.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub unsafe fn load_volatile_u32(ptr: *const u32) -> u32 {
+    let v: u32;
+    // SAFETY: the caller guarantees `ptr` is valid and aligned.
+    unsafe { asm!("ld.volatile.global.u32 {v}, [{p}];", v = out(reg32) v, p = in(reg64) ptr, options(nostack)) };
+    v
+}

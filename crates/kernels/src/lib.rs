@@ -17,4 +17,6 @@ pub mod foundation;
 #[cfg(target_arch = "nvptx64")]
 pub mod matmul;
 #[cfg(target_arch = "nvptx64")]
+pub mod mg;
+#[cfg(target_arch = "nvptx64")]
 pub mod nbody;

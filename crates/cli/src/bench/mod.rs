@@ -5,6 +5,7 @@
 mod bridge;
 mod himeno;
 mod histogram;
+mod mg;
 mod nbody;
 mod smoke;
 
@@ -23,6 +24,8 @@ pub enum Which {
     Histogram(histogram::Args),
     /// The Himeno benchmark (Jacobi, f32) with gosa by plain, aggregated and tree reductions.
     Himeno(himeno::Args),
+    /// Minority Game agent-steps per second (standalone, distributed, scale) vs the paper.
+    Mg(mg::Args),
 }
 
 pub fn run(which: Which) -> anyhow::Result<()> {
@@ -32,6 +35,7 @@ pub fn run(which: Which) -> anyhow::Result<()> {
         Which::Bridge(args) => bridge::run(args),
         Which::Histogram(args) => histogram::run(args),
         Which::Himeno(args) => himeno::run(args),
+        Which::Mg(args) => mg::run(args),
     }
 }
 

@@ -10,6 +10,7 @@ pub mod atomics;
 pub mod bridge;
 pub mod foundation;
 pub mod matmul;
+pub mod mg;
 pub mod nbody;
 
 use crate::error::{Result, cuda};

@@ -6,4 +6,5 @@ pub mod atomics;
 pub mod bridge;
 pub mod foundation;
 pub mod matmul;
+pub mod mg;
 pub mod nbody;

@@ -1,0 +1,535 @@
+//! Launchers for `crates/kernels/src/mg.rs`: the Minority Game's distributed models (a kernel
+//! launch per step, or one persistent grid-sync kernel on a co-resident grid) and the
+//! standalone model (one game per block). Every result equals the CPU twins'
+//! (`crate::reference::mg`) bit for bit; the contract is in `lockstep_shared::mg`.
+
+use super::{download, upload};
+use crate::error::{Error, Result, cuda};
+use crate::gpu::{Gpu, arg};
+use crate::launch::{Dims, Grid1d, block_size};
+use crate::reference::mg::{Outcome, Setup, Trace, draws_of_group, setups, validate};
+use cust::device::DeviceAttribute;
+use cust::function::{BlockSize, Function, FunctionAttribute};
+use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy};
+use lockstep_shared::mg::{Layout, MgBuffers, MgParams, MgStandaloneBuffers};
+
+/// Threads per block unless the caller chooses.
+pub const DEFAULT_BLOCK: u32 = 128;
+
+/// Largest trace (draws + used tables) a run may record, in bytes.
+pub const MAX_TRACE_BYTES: u64 = 1 << 30;
+
+/// Which distributed model runs the game.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Distributed {
+    /// One launch of `mg_step` (`mg_step_s2` for s = 2 without trace) per pass (`p + 1` launches; the kernel boundary is the grid-wide
+    /// synchronisation), on a grid with one thread per group (at most 2^32 threads).
+    KernelPerStep,
+    /// One persistent `mg_grid_sync` (`mg_grid_sync_s2`) kernel with a grid-wide barrier; `blocks = None` takes the
+    /// largest co-resident grid, a larger request is refused.
+    GridSync {
+        /// Blocks to launch (co-residency is checked).
+        blocks: Option<u32>,
+    },
+}
+
+/// Device bytes per agent: `s·(W + 1)·4` (tables and scores; 16 for m ≤ 5, s = 2).
+pub fn bytes_per_agent(params: &MgParams) -> u64 {
+    params.s as u64 * (params.words as u64 + 1) * 4
+}
+
+/// Device bytes of one distributed game besides the trace: agents, two generators per group,
+/// the vote counts and the barrier.
+pub fn game_bytes(params: &MgParams) -> Option<u64> {
+    params.n.checked_mul(bytes_per_agent(params))?.checked_add(32 * params.groups + 8 * params.p as u64 + 8)
+}
+
+/// Trace bytes of one game: every group's stream (`G·L` words) and `p·n` used-table bytes.
+pub fn trace_bytes(params: &MgParams) -> Option<u64> {
+    let l = u64::try_from(Layout::of(params).group_stride).ok()?;
+    params.groups.checked_mul(l)?.checked_mul(4)?.checked_add(params.n.checked_mul(params.p as u64)?)
+}
+
+/// The Minority Game kernels, loaded and ready.
+pub struct Mg<'g> {
+    gpu: &'g Gpu,
+    block: u32,
+    init: Function<'g>,
+    step: Function<'g>,
+    grid_sync: Function<'g>,
+    standalone: Function<'g>,
+    step_s2: Function<'g>,
+    grid_sync_s2: Function<'g>,
+    standalone_s2: Function<'g>,
+}
+
+/// Whether the register-lean `*_s2` kernels run a game: `s = 2` and no trace.
+fn lean(params: &MgParams, trace: bool) -> bool {
+    params.s == 2 && !trace
+}
+
+/// A distributed game's device state, ready to run (again: [`Mg::run_on_device`] resets it).
+pub struct Game {
+    params: MgParams,
+    setup: Setup,
+    rng0: Vec<u32>,
+    tables: DeviceBuffer<u32>,
+    scores: DeviceBuffer<i32>,
+    rng: DeviceBuffer<u32>,
+    rng_prev: DeviceBuffer<u32>,
+    ones: DeviceBuffer<u64>,
+    bar: DeviceBuffer<u32>,
+    trace: Option<(DeviceBuffer<u32>, DeviceBuffer<u8>, u64)>,
+}
+
+impl Game {
+    /// The game's parameters.
+    pub fn params(&self) -> &MgParams {
+        &self.params
+    }
+}
+
+fn flatten(states: &[lockstep_shared::xsadd::Xsadd]) -> Vec<u32> {
+    states.iter().flat_map(|x| x.s).collect()
+}
+
+fn alloc<T: DeviceCopy + cust::memory::bytemuck::Zeroable>(len: u64) -> Result<DeviceBuffer<T>> {
+    let len = usize::try_from(len).map_err(|_| Error::TooLarge {
+        what: "buffer length",
+        value: len,
+        max: usize::MAX as u64,
+    })?;
+    DeviceBuffer::zeroed(len.max(1)).map_err(cuda("cuMemAlloc"))
+}
+
+impl<'g> Mg<'g> {
+    /// Looks up the kernels; 128 threads per block.
+    pub fn new(gpu: &'g Gpu) -> Result<Self> {
+        Self::with_block_size(gpu, DEFAULT_BLOCK)
+    }
+
+    /// As [`Mg::new`] with `threads` per block (a multiple of 32 up to 1024).
+    pub fn with_block_size(gpu: &'g Gpu, threads: u32) -> Result<Self> {
+        let block = block_size(threads)?;
+        let mg = Mg {
+            gpu,
+            block,
+            init: gpu.function("mg_init_tables")?,
+            step: gpu.function("mg_step")?,
+            grid_sync: gpu.function("mg_grid_sync")?,
+            standalone: gpu.function("mg_standalone")?,
+            step_s2: gpu.function("mg_step_s2")?,
+            grid_sync_s2: gpu.function("mg_grid_sync_s2")?,
+            standalone_s2: gpu.function("mg_standalone_s2")?,
+        };
+        Ok(mg)
+    }
+
+    /// Threads per block.
+    pub fn block_size(&self) -> u32 {
+        self.block
+    }
+
+    /// Refuses a block size `f`'s registers do not allow (the general, trace-capable kernels
+    /// need more registers than the `*_s2` ones, so their largest block is smaller).
+    fn check_block(&self, f: &Function<'_>) -> Result<()> {
+        let max = f.get_attribute(FunctionAttribute::MaxThreadsPerBlock).map_err(cuda("cuFuncGetAttribute"))?;
+        let max = max.max(0) as u32;
+        if self.block > max {
+            return Err(Error::TooLarge {
+                what: "threads per block for this Minority Game kernel (its registers allow fewer)",
+                value: self.block as u64,
+                max: max as u64,
+            });
+        }
+        Ok(())
+    }
+
+    /// The most blocks of the grid-sync kernel that runs a game of `params` (with or without
+    /// `trace`: they are different kernels) that can be resident at once on this GPU: blocks
+    /// per multiprocessor (occupancy at this block size) × multiprocessors.
+    pub fn grid_sync_capacity(&self, params: &MgParams, trace: bool) -> Result<u32> {
+        self.gpu.bind()?;
+        let f = if lean(params, trace) { &self.grid_sync_s2 } else { &self.grid_sync };
+        let per_sm = f
+            .max_active_blocks_per_multiprocessor(BlockSize::x(self.block), 0)
+            .map_err(cuda("cuOccupancyMaxActiveBlocksPerMultiprocessor"))?;
+        let sms = self.gpu.attribute(DeviceAttribute::MultiprocessorCount)?;
+        Ok(per_sm.saturating_mul(sms.max(0) as u32))
+    }
+
+    fn check_memory(&self, need: Option<u64>) -> Result<()> {
+        let (free, _) = self.gpu.memory_info()?;
+        // Keep 64 MiB for the context and the driver.
+        let room = (free as u64).saturating_sub(64 << 20);
+        match need {
+            Some(b) if b <= room => Ok(()),
+            other => Err(Error::TooLarge {
+                what: "device memory this game needs (bytes)",
+                value: other.unwrap_or(u64::MAX),
+                max: room,
+            }),
+        }
+    }
+
+    /// Allocates a distributed game (trial `trial` of `seed`) after checking the parameters and
+    /// the device memory; `trace` also allocates the trace buffers (small games only).
+    pub fn prepare(&self, params: &MgParams, seed: u32, trial: u64, trace: bool) -> Result<Game> {
+        let params = validate(params.n, params.m, params.s, params.p, params.groups)?;
+        let trace_need = if trace { trace_bytes(&params) } else { Some(0) };
+        match trace_need {
+            Some(b) if b <= MAX_TRACE_BYTES => {}
+            other => {
+                return Err(Error::TooLarge {
+                    what: "trace size in bytes",
+                    value: other.unwrap_or(u64::MAX),
+                    max: MAX_TRACE_BYTES,
+                });
+            }
+        }
+        self.check_memory(game_bytes(&params).and_then(|g| g.checked_add(trace_need.unwrap_or(0))))?;
+        let setup = setups(&params, seed, trial, 1)
+            .pop()
+            .ok_or(Error::InvalidInput { what: "trial", why: "no setup".into() })?;
+        let rng0 = flatten(&setup.states);
+        let trace = if trace {
+            let stride = u64::try_from(Layout::of(&params).group_stride).unwrap_or(u64::MAX);
+            Some((alloc::<u32>(params.groups * stride)?, alloc::<u8>(params.n * params.p as u64)?, stride))
+        } else {
+            None
+        };
+        Ok(Game {
+            tables: alloc(params.n * (params.s * params.words) as u64)?,
+            scores: alloc(params.n * params.s as u64)?,
+            rng: upload(&rng0)?,
+            rng_prev: upload(&rng0)?,
+            ones: alloc(params.p as u64)?,
+            bar: alloc(2)?,
+            params,
+            setup,
+            rng0,
+            trace,
+        })
+    }
+
+    /// Resets `game` and enqueues the whole game in model `model` (checks the grid first).
+    pub fn run_on_device(&self, game: &mut Game, model: Distributed) -> Result<()> {
+        let params = game.params;
+        let grid = match model {
+            Distributed::KernelPerStep => Dims::from(Grid1d::for_len(params.groups, self.block)?),
+            Distributed::GridSync { blocks } => {
+                let cap = self.grid_sync_capacity(&params, game.trace.is_some())?;
+                let want = blocks.unwrap_or(cap);
+                if want == 0 {
+                    return Err(Error::InvalidInput { what: "grid-sync blocks", why: "0 blocks".into() });
+                }
+                if want > cap {
+                    return Err(Error::TooLarge {
+                        what: "grid-sync blocks (more cannot all be resident at once, and the grid barrier would deadlock)",
+                        value: want as u64,
+                        max: cap as u64,
+                    });
+                }
+                Dims::from(Grid1d { blocks: want, threads: self.block })
+            }
+        };
+        let fast = lean(&params, game.trace.is_some());
+        match model {
+            Distributed::KernelPerStep => {
+                self.check_block(&self.init)?;
+                self.check_block(if fast { &self.step_s2 } else { &self.step })?;
+            }
+            Distributed::GridSync { .. } => {
+                self.check_block(if fast { &self.grid_sync_s2 } else { &self.grid_sync })?
+            }
+        }
+        game.rng.copy_from(&game.rng0[..]).map_err(cuda("cuMemcpyHtoD"))?;
+        game.rng_prev.copy_from(&game.rng0[..]).map_err(cuda("cuMemcpyHtoD"))?;
+        game.scores.set_32(0).map_err(cuda("cuMemsetD32"))?;
+        game.ones.set_32(0).map_err(cuda("cuMemsetD32"))?;
+        game.bar.set_32(0).map_err(cuda("cuMemsetD32"))?;
+        let b = MgBuffers {
+            tables: game.tables.as_device_ptr().as_raw(),
+            scores: game.scores.as_device_ptr().as_raw(),
+            rng: game.rng.as_device_ptr().as_raw(),
+            rng_prev: game.rng_prev.as_device_ptr().as_raw(),
+            ones: game.ones.as_device_ptr().as_raw(),
+            trace_draws: game.trace.as_ref().map_or(0, |t| t.0.as_device_ptr().as_raw()),
+            trace_used: game.trace.as_ref().map_or(0, |t| t.1.as_device_ptr().as_raw()),
+            draw_stride: game.trace.as_ref().map_or(0, |t| t.2),
+        };
+        let h0 = game.setup.h0;
+        let bar = game.bar.as_device_ptr();
+        let (step, step_name) =
+            if fast { (&self.step_s2, "cuLaunchKernel(mg_step_s2)") } else { (&self.step, "cuLaunchKernel(mg_step)") };
+        let (sync, sync_name) = if fast {
+            (&self.grid_sync_s2, "cuLaunchKernel(mg_grid_sync_s2)")
+        } else {
+            (&self.grid_sync, "cuLaunchKernel(mg_grid_sync)")
+        };
+        match model {
+            Distributed::KernelPerStep => {
+                // SAFETY: parameters mirror `(params: MgParams, b: MgBuffers)`; every buffer in
+                // `b` was allocated by `prepare` with the sizes MgBuffers documents for params.
+                unsafe {
+                    self.gpu.launch(&self.init, "cuLaunchKernel(mg_init_tables)", grid, 0, &[arg(&params), arg(&b)])?
+                };
+                for k in 0..=params.p {
+                    // SAFETY: parameters mirror `(params, b, k: u32, h0: u32)` of both step
+                    // kernels (the _s2 one only for s = 2, no trace); buffers as above; one stream.
+                    unsafe { self.gpu.launch(step, step_name, grid, 0, &[arg(&params), arg(&b), arg(&k), arg(&h0)])? };
+                }
+                Ok(())
+            }
+            Distributed::GridSync { .. } => {
+                // SAFETY: parameters mirror `(params, b, h0: u32, bar: *mut u32)` of both kernels
+                // (_s2: s = 2, no trace); bar is two zeroed u32; grid ≤ that kernel's capacity.
+                unsafe { self.gpu.launch(sync, sync_name, grid, 0, &[arg(&params), arg(&b), arg(&h0), arg(&bar)]) }
+            }
+        }
+    }
+
+    /// The outcome of the last run of `game` (waits for it).
+    pub fn outcome(&self, game: &Game) -> Result<Outcome> {
+        self.gpu.synchronize()?;
+        let mut ones = download(&game.ones)?;
+        ones.truncate(game.params.p as usize);
+        Ok(Outcome { h0: game.setup.h0, ones })
+    }
+
+    /// The five reproducibility items of the last run of a game prepared with `trace`.
+    pub fn trace(&self, game: &Game) -> Result<Trace> {
+        let outcome = self.outcome(game)?;
+        let Some((draws_buf, used_buf, stride)) = &game.trace else {
+            return Err(Error::InvalidInput { what: "trace", why: "the game was prepared without a trace".into() });
+        };
+        let params = &game.params;
+        let all = download(draws_buf)?;
+        let mut draws = Vec::with_capacity(params.groups as usize);
+        for g in 0..params.groups {
+            let start = (g * stride) as usize;
+            let mut d = all[start..start + draws_of_group(params, g) as usize].to_vec();
+            if g == 0 {
+                d[0] = game.setup.h0_draw;
+            }
+            draws.push(d);
+        }
+        let mut used = download(used_buf)?;
+        used.truncate((params.n * params.p as u64) as usize);
+        let mut tables = download(&game.tables)?;
+        tables.truncate((params.n * (params.s * params.words) as u64) as usize);
+        Ok(Trace { winners: outcome.winners(params.n), history: outcome.history(params), outcome, tables, used, draws })
+    }
+
+    /// Plays one distributed game and returns its outcome (and its trace with `trace`).
+    pub fn play(
+        &self,
+        params: &MgParams,
+        seed: u32,
+        trial: u64,
+        model: Distributed,
+        trace: bool,
+    ) -> Result<(Outcome, Option<Trace>)> {
+        let mut game = self.prepare(params, seed, trial, trace)?;
+        self.run_on_device(&mut game, model)?;
+        let outcome = self.outcome(&game)?;
+        let tr = if trace { Some(self.trace(&game)?) } else { None };
+        Ok((outcome, tr))
+    }
+
+    /// Plays trials `first..first + trials` in the standalone model (one game per block, at
+    /// most `blocks` blocks each looping over trials; `None`: one block per trial as memory
+    /// allows). Returns each trial's outcome, and its trace with `trace`.
+    pub fn play_standalone(
+        &self,
+        params: &MgParams,
+        seed: u32,
+        first: u64,
+        trials: u64,
+        blocks: Option<u32>,
+        trace: bool,
+    ) -> Result<Vec<(Outcome, Option<Trace>)>> {
+        let mut run = self.prepare_standalone(params, seed, first, trials, blocks, trace)?;
+        self.run_standalone_on_device(&mut run)?;
+        self.standalone_results(&run)
+    }
+
+    /// Allocates a standalone run (see [`Mg::play_standalone`]).
+    pub fn prepare_standalone(
+        &self,
+        params: &MgParams,
+        seed: u32,
+        first: u64,
+        trials: u64,
+        blocks: Option<u32>,
+        trace: bool,
+    ) -> Result<StandaloneRun> {
+        let params = validate(params.n, params.m, params.s, params.p, params.groups)?;
+        if trials == 0 {
+            return Err(Error::InvalidInput { what: "trial count", why: "0 trials".into() });
+        }
+        if blocks == Some(0) {
+            return Err(Error::InvalidInput { what: "standalone blocks", why: "0 blocks".into() });
+        }
+        let per_block = params.n.checked_mul(bytes_per_agent(&params)).and_then(|b| b.checked_add(32 * params.groups));
+        let per_trial = 16 * params.groups + 8 * params.p as u64 + 4;
+        let trace_per_trial = if trace { trace_bytes(&params) } else { Some(0) };
+        match trace_per_trial.and_then(|t| t.checked_mul(trials)) {
+            Some(b) if b <= MAX_TRACE_BYTES => {}
+            other => {
+                return Err(Error::TooLarge {
+                    what: "trace size in bytes",
+                    value: other.unwrap_or(u64::MAX),
+                    max: MAX_TRACE_BYTES,
+                });
+            }
+        }
+        let (free, _) = self.gpu.memory_info()?;
+        let room = (free as u64).saturating_sub(64 << 20);
+        let fixed = trials.checked_mul(per_trial + trace_per_trial.unwrap_or(0)).ok_or(Error::TooLarge {
+            what: "trial count",
+            value: trials,
+            max: u32::MAX as u64,
+        })?;
+        let Some(per_block) = per_block else {
+            return Err(Error::TooLarge { what: "device memory per game (bytes)", value: u64::MAX, max: room });
+        };
+        let fit = room.saturating_sub(fixed) / per_block.max(1);
+        let want = blocks.map_or(trials.min(crate::launch::MAX_GRID_X), |b| b as u64);
+        if fit == 0 || (blocks.is_some() && want > fit) {
+            return Err(Error::TooLarge {
+                what: "device memory this standalone run needs (bytes)",
+                value: fixed.saturating_add(want.saturating_mul(per_block)),
+                max: room,
+            });
+        }
+        let nblocks = want.min(fit).min(trials) as u32;
+        let setups = setups(&params, seed, first, trials);
+        let rng_init: Vec<u32> = setups.iter().flat_map(|s| flatten(&s.states)).collect();
+        let h0: Vec<u32> = setups.iter().map(|s| s.h0).collect();
+        let stride = u64::try_from(Layout::of(&params).group_stride).unwrap_or(u64::MAX);
+        let trace = if trace {
+            Some((
+                alloc::<u32>(trials * params.groups * stride)?,
+                alloc::<u8>(trials * params.n * params.p as u64)?,
+                stride,
+            ))
+        } else {
+            None
+        };
+        let nb = nblocks as u64;
+        Ok(StandaloneRun {
+            params,
+            trials,
+            blocks: nblocks,
+            setups,
+            tables: alloc(nb * params.n * (params.s * params.words) as u64)?,
+            scores: alloc(nb * params.n * params.s as u64)?,
+            rng: alloc(nb * params.groups * 4)?,
+            rng_prev: alloc(nb * params.groups * 4)?,
+            rng_init: upload(&rng_init)?,
+            h0: upload(&h0)?,
+            ones: alloc(trials * params.p as u64)?,
+            trace,
+        })
+    }
+
+    /// Enqueues a standalone run.
+    pub fn run_standalone_on_device(&self, run: &mut StandaloneRun) -> Result<()> {
+        let params = run.params;
+        let sb = MgStandaloneBuffers {
+            trials: run.trials,
+            tables: run.tables.as_device_ptr().as_raw(),
+            scores: run.scores.as_device_ptr().as_raw(),
+            rng: run.rng.as_device_ptr().as_raw(),
+            rng_prev: run.rng_prev.as_device_ptr().as_raw(),
+            rng_init: run.rng_init.as_device_ptr().as_raw(),
+            h0: run.h0.as_device_ptr().as_raw(),
+            ones: run.ones.as_device_ptr().as_raw(),
+            trace_draws: run.trace.as_ref().map_or(0, |t| t.0.as_device_ptr().as_raw()),
+            trace_used: run.trace.as_ref().map_or(0, |t| t.1.as_device_ptr().as_raw()),
+            draw_stride: run.trace.as_ref().map_or(0, |t| t.2),
+        };
+        let dims = Dims::new([run.blocks, 1, 1], [self.block, 1, 1])?;
+        let (f, name) = if lean(&params, run.trace.is_some()) {
+            (&self.standalone_s2, "cuLaunchKernel(mg_standalone_s2)")
+        } else {
+            (&self.standalone, "cuLaunchKernel(mg_standalone)")
+        };
+        self.check_block(f)?;
+        // SAFETY: parameters mirror `(params: MgParams, sb: MgStandaloneBuffers)` of both kernels
+        // (_s2: s = 2, no trace); buffers allocated by `prepare_standalone` for `run.blocks`
+        // workspaces and `run.trials`.
+        unsafe { self.gpu.launch(f, name, dims, 0, &[arg(&params), arg(&sb)]) }
+    }
+
+    /// Outcomes (and traces) of a standalone run, in trial order (waits for it).
+    pub fn standalone_results(&self, run: &StandaloneRun) -> Result<Vec<(Outcome, Option<Trace>)>> {
+        self.gpu.synchronize()?;
+        let params = &run.params;
+        let p = params.p as usize;
+        let ones = download(&run.ones)?;
+        let traces = match &run.trace {
+            Some((d, u, stride)) => Some((download(d)?, download(u)?, *stride)),
+            None => None,
+        };
+        let tables_all =
+            if run.trace.is_some() && run.blocks as u64 >= run.trials { Some(download(&run.tables)?) } else { None };
+        let words = (params.n * (params.s * params.words) as u64) as usize;
+        let mut out = Vec::with_capacity(run.trials as usize);
+        for (t, setup) in run.setups.iter().enumerate() {
+            let outcome = Outcome { h0: setup.h0, ones: ones[t * p..(t + 1) * p].to_vec() };
+            let trace = match &traces {
+                Some((d, u, stride)) => {
+                    let per = (params.groups * stride) as usize;
+                    let mut draws = Vec::with_capacity(params.groups as usize);
+                    for g in 0..params.groups {
+                        let start = t * per + (g * stride) as usize;
+                        let mut v = d[start..start + draws_of_group(params, g) as usize].to_vec();
+                        if g == 0 {
+                            v[0] = setup.h0_draw;
+                        }
+                        draws.push(v);
+                    }
+                    let nu = (params.n * params.p as u64) as usize;
+                    let tables =
+                        tables_all.as_ref().map_or_else(Vec::new, |all| all[t * words..(t + 1) * words].to_vec());
+                    Some(Trace {
+                        winners: outcome.winners(params.n),
+                        history: outcome.history(params),
+                        outcome: outcome.clone(),
+                        tables,
+                        used: u[t * nu..(t + 1) * nu].to_vec(),
+                        draws,
+                    })
+                }
+                None => None,
+            };
+            out.push((outcome, trace));
+        }
+        Ok(out)
+    }
+}
+
+/// A standalone run's device state.
+pub struct StandaloneRun {
+    params: MgParams,
+    trials: u64,
+    blocks: u32,
+    setups: Vec<Setup>,
+    tables: DeviceBuffer<u32>,
+    scores: DeviceBuffer<i32>,
+    rng: DeviceBuffer<u32>,
+    rng_prev: DeviceBuffer<u32>,
+    rng_init: DeviceBuffer<u32>,
+    h0: DeviceBuffer<u32>,
+    ones: DeviceBuffer<u64>,
+    trace: Option<(DeviceBuffer<u32>, DeviceBuffer<u8>, u64)>,
+}
+
+impl StandaloneRun {
+    /// Blocks launched (each a game at a time).
+    pub fn blocks(&self) -> u32 {
+        self.blocks
+    }
+}

@@ -1,0 +1,412 @@
+//! CPU twins of the Minority Game: one thread, and rayon with any thread count, on the same
+//! per-group passes ([`lockstep_shared::mg::group_pass`]) the kernels run; plus the pure
+//! validation and stream set-up (jump-ahead) every model, GPU included, starts from.
+//!
+//! The contract (groups, stream offsets, order of draws) is written down in
+//! [`lockstep_shared::mg`].
+
+use crate::error::{Error, Result};
+use lockstep_shared::mg::{
+    Agents, Layout, MAX_M, MAX_S, MgParams, NoTrace, Pass, Recorder, build_tables, group_pass, initial_history,
+    next_history, winners, winning_side,
+};
+use lockstep_shared::xsadd::{Gf2Matrix, Xsadd};
+use rayon::prelude::*;
+use std::sync::OnceLock;
+
+/// Largest step count (the per-step vote counts are kept for the whole run).
+pub const MAX_P: u32 = 1 << 24;
+
+/// Checks a game's parameters and derives the kernel parameters: `n` odd (≥ 1, < 2^63),
+/// `1 ≤ m ≤ 16`, `1 ≤ s ≤ 16`, `1 ≤ p ≤ 2^24`, `1 ≤ groups ≤ n` (agent `a` is in group
+/// `a mod groups`, so every such count is valid and every group has an agent).
+pub fn validate(n: u64, m: u32, s: u32, p: u32, groups: u64) -> Result<MgParams> {
+    let bad = |what: &'static str, why: String| Err(Error::InvalidInput { what, why });
+    if n == 0 {
+        return bad("agent count n", "n = 0: a game needs at least one agent".into());
+    }
+    if n.is_multiple_of(2) {
+        return bad("agent count n", format!("n = {n} is even; the minority needs an odd n (no ties)"));
+    }
+    if n >= 1 << 63 {
+        return Err(Error::TooLarge { what: "agent count n", value: n, max: (1 << 63) - 1 });
+    }
+    if !(1..=MAX_M).contains(&m) {
+        return bad("memory m", format!("m = {m}; supported is 1 ≤ m ≤ {MAX_M}"));
+    }
+    if !(1..=MAX_S).contains(&s) {
+        return bad("strategy count s", format!("s = {s}; supported is 1 ≤ s ≤ {MAX_S}"));
+    }
+    if p == 0 {
+        return bad("step count p", "p = 0: a game needs at least one step".into());
+    }
+    if p > MAX_P {
+        return Err(Error::TooLarge { what: "step count p", value: p as u64, max: MAX_P as u64 });
+    }
+    if groups == 0 || groups > n {
+        return bad(
+            "group count",
+            format!(
+                "{groups} groups for n = {n}; agent a is in group a mod G, so 1 ≤ G ≤ n (every group needs an agent)"
+            ),
+        );
+    }
+    Ok(MgParams::new(n, m, s, p, groups))
+}
+
+/// XSadd's `M^(2^i)` for `i < 128` (on the heap: 256 KiB): after building it once (128 squarings), every jump costs at most
+/// 128 matrix–vector products.
+#[derive(Clone, Debug)]
+pub struct JumpTable {
+    powers: Vec<Gf2Matrix>,
+}
+
+impl Default for JumpTable {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl JumpTable {
+    /// Squares the step matrix 127 times.
+    pub fn new() -> JumpTable {
+        let mut powers = Vec::with_capacity(128);
+        powers.push(Gf2Matrix::step());
+        for i in 1..128 {
+            let sq = powers[i - 1].mul(&powers[i - 1]);
+            powers.push(sq);
+        }
+        JumpTable { powers }
+    }
+
+    /// `x` advanced by `k` steps.
+    pub fn jump(&self, x: Xsadd, k: u128) -> Xsadd {
+        let mut v = x.to_bits();
+        let mut rest = k;
+        while rest != 0 {
+            let i = rest.trailing_zeros() as usize;
+            v = self.powers[i].apply(v);
+            rest &= rest - 1;
+        }
+        Xsadd::from_bits(v)
+    }
+
+    /// The matrix `M^k`, for applying one fixed jump to many states.
+    pub fn matrix(&self, k: u128) -> Gf2Matrix {
+        let mut acc = Gf2Matrix::identity();
+        let mut rest = k;
+        while rest != 0 {
+            let i = rest.trailing_zeros() as usize;
+            acc = self.powers[i].mul(&acc);
+            rest &= rest - 1;
+        }
+        acc
+    }
+}
+
+fn jump_table() -> &'static JumpTable {
+    static TABLE: OnceLock<JumpTable> = OnceLock::new();
+    TABLE.get_or_init(JumpTable::new)
+}
+
+/// Where a trial's generators start: the initial history (and the draw it came from) and each
+/// group's generator positioned at its first table draw.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Setup {
+    /// Initial history `h0`.
+    pub h0: u32,
+    /// Group 0's first draw, from which `h0` came.
+    pub h0_draw: u32,
+    /// One generator per group, ready for the table draws.
+    pub states: Vec<Xsadd>,
+}
+
+/// The generators of trial `trial` for `seed` (jump-ahead by `R·trial + L·g`, see
+/// [`lockstep_shared::mg`]).
+pub fn setup(params: &MgParams, seed: u32, trial: u64) -> Setup {
+    let mut v = setups(params, seed, trial, 1);
+    v.pop().unwrap_or(Setup { h0: 0, h0_draw: 0, states: Vec::new() })
+}
+
+/// [`setup`] for trials `first..first + count`, sharing the jump matrices.
+pub fn setups(params: &MgParams, seed: u32, first: u64, count: u64) -> Vec<Setup> {
+    let layout = Layout::of(params);
+    let table = jump_table();
+    let group_step = table.matrix(layout.group_stride);
+    let base = Xsadd::new(seed);
+    (first..first + count)
+        .map(|trial| {
+            let first_state = table.jump(base, layout.offset(trial, 0));
+            let mut states = Vec::with_capacity(params.groups as usize);
+            let mut x = first_state.to_bits();
+            for _ in 0..params.groups {
+                states.push(Xsadd::from_bits(x));
+                x = group_step.apply(x);
+            }
+            let h0_draw = states.first_mut().map_or(0, |x| x.next_u32());
+            Setup { h0: initial_history(h0_draw, params.m), h0_draw, states }
+        })
+        .collect()
+}
+
+/// A game's result: the initial history and how many agents chose side 1 at each step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// Initial history.
+    pub h0: u32,
+    /// Votes for side 1, per step (`p` of them).
+    pub ones: Vec<u64>,
+}
+
+impl Outcome {
+    /// Winners (minority size) per step.
+    pub fn winners(&self, n: u64) -> Vec<u64> {
+        self.ones.iter().map(|&o| winners(o, n)).collect()
+    }
+
+    /// The history before each step and after the last (`p + 1` values).
+    pub fn history(&self, params: &MgParams) -> Vec<u32> {
+        let mut h = self.h0;
+        let mut out = vec![h];
+        for &o in &self.ones {
+            h = next_history(h, winning_side(o, params.n), params.history_mask());
+            out.push(h);
+        }
+        out
+    }
+}
+
+/// The paper's five reproducibility items for one game.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Trace {
+    /// Initial history and votes (winners and history derive from them).
+    pub outcome: Outcome,
+    /// Winners per step.
+    pub winners: Vec<u64>,
+    /// History before each step and after the last.
+    pub history: Vec<u32>,
+    /// Every table of every agent, in the device layout ([`MgParams::table_index`]).
+    pub tables: Vec<u32>,
+    /// The table each agent used at each step: `used[t·n + a]`.
+    pub used: Vec<u8>,
+    /// Every generator's output, in order: `draws[g]` is group `g`'s stream (group 0 starts
+    /// with the history draw).
+    pub draws: Vec<Vec<u32>>,
+}
+
+/// How many numbers group `g` draws in a game.
+pub fn draws_of_group(params: &MgParams, g: u64) -> u64 {
+    (g == 0) as u64 + params.group_len(g) * (params.s as u64 * (1u64 << params.m) + params.p as u64)
+}
+
+/// One group's agents on the CPU, local agent fastest-changing outermost (`[j][k][w]`).
+struct Group {
+    g: u64,
+    len: u64,
+    tables: Vec<u32>,
+    scores: Vec<i32>,
+    prev: Xsadd,
+    cur: Xsadd,
+    rec: GroupTrace,
+}
+
+struct Store<'a> {
+    s: u32,
+    words: u32,
+    tables: &'a mut [u32],
+    scores: &'a mut [i32],
+}
+
+impl Agents for Store<'_> {
+    fn table(&self, j: u64, k: u32, w: u32) -> u32 {
+        self.tables[((j * self.s as u64 + k as u64) * self.words as u64 + w as u64) as usize]
+    }
+    fn set_table(&mut self, j: u64, k: u32, w: u32, v: u32) {
+        self.tables[((j * self.s as u64 + k as u64) * self.words as u64 + w as u64) as usize] = v;
+    }
+    fn score(&self, j: u64, k: u32) -> i32 {
+        self.scores[(j * self.s as u64 + k as u64) as usize]
+    }
+    fn set_score(&mut self, j: u64, k: u32, v: i32) {
+        self.scores[(j * self.s as u64 + k as u64) as usize] = v;
+    }
+}
+
+#[derive(Default)]
+struct GroupTrace {
+    on: bool,
+    len: u64,
+    draws: Vec<u32>,
+    used: Vec<u8>,
+}
+
+impl Recorder for GroupTrace {
+    fn draw(&mut self, pos: u64, u: u32) {
+        if self.on {
+            self.draws[pos as usize] = u;
+        }
+    }
+    fn used(&mut self, t: u32, j: u64, k: u32) {
+        if self.on {
+            self.used[(t as u64 * self.len + j) as usize] = k as u8;
+        }
+    }
+}
+
+impl Group {
+    fn pass(&mut self, params: &MgParams, pass: Pass) -> u64 {
+        let mut store = Store { s: params.s, words: params.words, tables: &mut self.tables, scores: &mut self.scores };
+        let snapshot = self.cur;
+        let ones = if self.rec.on {
+            group_pass(params, self.g, self.len, &mut store, &mut self.prev, &mut self.cur, pass, &mut self.rec)
+        } else {
+            group_pass(params, self.g, self.len, &mut store, &mut self.prev, &mut self.cur, pass, &mut NoTrace)
+        };
+        self.prev = snapshot;
+        ones
+    }
+}
+
+/// Plays one game on the CPU: `threads = None` on this thread, `Some(t)` with rayon on a pool
+/// of `t` threads (`Some(0)`: rayon's global pool). With `trace`, also returns the five items.
+pub fn play(
+    params: &MgParams,
+    seed: u32,
+    trial: u64,
+    threads: Option<usize>,
+    trace: bool,
+) -> Result<(Outcome, Option<Trace>)> {
+    let params = &validate(params.n, params.m, params.s, params.p, params.groups)?;
+    let bytes_per_agent = params.s as u64 * (params.words as u64 + 1) * 4;
+    if params.n.checked_mul(bytes_per_agent).is_none_or(|b| b > isize::MAX as u64) {
+        return Err(Error::TooLarge { what: "agent count n for host memory", value: params.n, max: 0 });
+    }
+    let run = || play_inner(params, seed, trial, threads.is_some(), trace);
+    match threads {
+        Some(t) if t > 0 => rayon::ThreadPoolBuilder::new()
+            .num_threads(t)
+            .build()
+            .map_err(|e| Error::InvalidInput { what: "thread count", why: format!("rayon pool of {t}: {e}") })?
+            .install(run),
+        _ => run(),
+    }
+}
+
+fn play_inner(
+    params: &MgParams,
+    seed: u32,
+    trial: u64,
+    parallel: bool,
+    trace: bool,
+) -> Result<(Outcome, Option<Trace>)> {
+    let Setup { h0, h0_draw, states } = setup(params, seed, trial);
+    let mut groups: Vec<Group> = states
+        .into_iter()
+        .enumerate()
+        .map(|(g, rng)| {
+            let g = g as u64;
+            let len = params.group_len(g);
+            let per = (params.s * params.words) as usize;
+            let rec = if trace {
+                let mut draws = vec![0u32; draws_of_group(params, g) as usize];
+                if g == 0 {
+                    draws[0] = h0_draw;
+                }
+                GroupTrace { on: true, len, draws, used: vec![0u8; (len * params.p as u64) as usize] }
+            } else {
+                GroupTrace::default()
+            };
+            Group {
+                g,
+                len,
+                tables: vec![0u32; len as usize * per],
+                scores: vec![0i32; len as usize * params.s as usize],
+                prev: rng,
+                cur: rng,
+                rec,
+            }
+        })
+        .collect();
+    let build = |gr: &mut Group| {
+        let mut store = Store { s: params.s, words: params.words, tables: &mut gr.tables, scores: &mut gr.scores };
+        build_tables(params, gr.len, &mut store, &mut gr.cur, (gr.g == 0) as u64, &mut gr.rec);
+        gr.prev = gr.cur;
+    };
+    if parallel {
+        groups.par_iter_mut().for_each(build);
+    } else {
+        groups.iter_mut().for_each(build);
+    }
+    let mask = params.history_mask();
+    let mut ones = Vec::with_capacity(params.p as usize);
+    let (mut h_prev, mut w_prev, mut h_cur) = (h0, 0u32, h0);
+    for k in 0..=params.p {
+        let pass = Pass::new(k, params.p, h_prev, w_prev, h_cur);
+        let votes: u64 = if parallel {
+            groups.par_iter_mut().map(|gr| gr.pass(params, pass)).sum()
+        } else {
+            groups.iter_mut().map(|gr| gr.pass(params, pass)).sum()
+        };
+        if k < params.p {
+            ones.push(votes);
+            w_prev = winning_side(votes, params.n);
+            h_prev = h_cur;
+            h_cur = next_history(h_cur, w_prev, mask);
+        }
+    }
+    let outcome = Outcome { h0, ones };
+    if !trace {
+        return Ok((outcome, None));
+    }
+    let n = params.n;
+    let mut tables = vec![0u32; (n * (params.s * params.words) as u64) as usize];
+    let mut used = vec![0u8; (n * params.p as u64) as usize];
+    let mut draws = Vec::with_capacity(groups.len());
+    for gr in groups {
+        for j in 0..gr.len {
+            let a = params.agent(gr.g, j);
+            for k in 0..params.s {
+                for w in 0..params.words {
+                    let local = ((j * params.s as u64 + k as u64) * params.words as u64 + w as u64) as usize;
+                    tables[params.table_index(a, k, w) as usize] = gr.tables[local];
+                }
+            }
+            for t in 0..params.p as u64 {
+                used[(t * n + a) as usize] = gr.rec.used[(t * gr.len + j) as usize];
+            }
+        }
+        draws.push(gr.rec.draws);
+    }
+    let trace = Trace {
+        winners: outcome.winners(n),
+        history: outcome.history(params),
+        outcome: outcome.clone(),
+        tables,
+        used,
+        draws,
+    };
+    Ok((outcome, Some(trace)))
+}
+
+/// Plays trials `first..first + trials` (each on one thread, trials in parallel with rayon)
+/// and returns the winner ratio (winners / n) per step averaged over them. Winner counts are
+/// summed as integers, so the result does not depend on the schedule.
+pub fn mean_winner_ratio(params: &MgParams, seed: u32, first: u64, trials: u64) -> Result<Vec<f64>> {
+    let sums = (first..first + trials)
+        .into_par_iter()
+        .map(|tr| play(params, seed, tr, None, false).map(|(o, _)| o.winners(params.n)))
+        .try_reduce(
+            || vec![0u64; params.p as usize],
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                Ok(a)
+            },
+        )?;
+    Ok(winner_ratio(&sums, params.n, trials))
+}
+
+/// `sum / (n · trials)` per step: the averaged winner ratio from summed winner counts.
+pub fn winner_ratio(sum: &[u64], n: u64, trials: u64) -> Vec<f64> {
+    let denom = n as f64 * trials as f64;
+    sum.iter().map(|&s| s as f64 / denom).collect()
+}

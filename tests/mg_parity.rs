@@ -1,0 +1,130 @@
+//! GPU = CPU, bit for bit, for every Minority Game model (proptest; skipped without a GPU):
+//! the paper's five items (winners per step, history, every agent's tables, the table each
+//! agent used at each step, every generator's output) from the kernel-per-step, grid-sync and
+//! standalone models, for random small games, group counts that do not divide n, and several
+//! block shapes and grid sizes; plus outcomes of larger games without trace.
+
+use lockstep::kernels::mg::{Distributed, Mg};
+use lockstep::reference::mg::{Trace, play};
+use lockstep_parity::{assert_bits_eq, config, gpu};
+use lockstep_shared::mg::MgParams;
+use proptest::prelude::*;
+
+fn blocks() -> impl Strategy<Value = u32> {
+    prop_oneof![Just(32u32), Just(64), Just(96), Just(128), Just(256)]
+}
+
+fn small_params() -> impl Strategy<Value = MgParams> {
+    (0u64..1_500, 1u32..=7, 1u32..=4, 1u32..50, 1u64..200).prop_map(|(half, m, s, p, g)| {
+        let n = 2 * half + 1;
+        MgParams::new(n, m, s, p, g.min(n))
+    })
+}
+
+fn same_trace(model: &str, got: &Trace, want: &Trace, tables: bool) -> Result<(), TestCaseError> {
+    assert_bits_eq(&format!("{model}: winners"), &got.winners, &want.winners, |t| format!("step {t}"))?;
+    let (gh, wh): (Vec<u32>, Vec<u32>) = (got.history.clone(), want.history.clone());
+    assert_bits_eq(&format!("{model}: history"), &gh, &wh, |t| format!("before step {t}"))?;
+    if tables {
+        assert_bits_eq(&format!("{model}: tables"), &got.tables, &want.tables, |i| format!("word {i}"))?;
+    }
+    let gu: Vec<u32> = got.used.iter().map(|&u| u as u32).collect();
+    let wu: Vec<u32> = want.used.iter().map(|&u| u as u32).collect();
+    assert_bits_eq(&format!("{model}: used tables"), &gu, &wu, |i| format!("[t·n + a] = {i}"))?;
+    prop_assert_eq!(got.draws.len(), want.draws.len());
+    for (g, (a, b)) in got.draws.iter().zip(&want.draws).enumerate() {
+        assert_bits_eq(&format!("{model}: draws of group {g}"), a, b, |i| format!("draw {i}"))?;
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: config().cases.min(48), ..config() })]
+
+    #[test]
+    fn mg_init_tables_and_mg_step_equal_cpu(params in small_params(), seed: u32, trial in 0u64..5, block in blocks()) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let mg = Mg::with_block_size(gpu, block)?;
+        let (_, want) = play(&params, seed, trial, None, true)?;
+        let (_, got) = mg.play(&params, seed, trial, Distributed::KernelPerStep, true)?;
+        same_trace(&format!("kernel-per-step {params:?} block {block}"), &got.unwrap(), &want.unwrap(), true)?;
+    }
+
+    #[test]
+    fn mg_grid_sync_equals_cpu(params in small_params(), seed: u32, trial in 0u64..5, block in blocks(), frac in 1u32..=4) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let mg = Mg::with_block_size(gpu, block)?;
+        let cap = mg.grid_sync_capacity(&params, true)?;
+        // the full co-resident grid, or a fraction of it (fewer threads than groups)
+        let blocks = (cap / frac).max(1);
+        let (_, want) = play(&params, seed, trial, None, true)?;
+        let (_, got) = mg.play(&params, seed, trial, Distributed::GridSync { blocks: Some(blocks) }, true)?;
+        same_trace(&format!("grid-sync {params:?} block {block} grid {blocks}"), &got.unwrap(), &want.unwrap(), true)?;
+    }
+
+    #[test]
+    fn mg_standalone_equals_cpu(params in small_params(), seed: u32, first in 0u64..5, trials in 1u64..5, block in blocks(), few in any::<bool>()) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let mg = Mg::with_block_size(gpu, block)?;
+        // one block per trial (tables comparable), or fewer blocks looping over trials
+        let nblocks = if few { Some(1) } else { None };
+        let got = mg.play_standalone(&params, seed, first, trials, nblocks, true)?;
+        prop_assert_eq!(got.len() as u64, trials);
+        for (i, (o, tr)) in got.iter().enumerate() {
+            let (wo, want) = play(&params, seed, first + i as u64, None, true)?;
+            prop_assert_eq!(o, &wo);
+            same_trace(&format!("standalone {params:?} block {block} trial {}", first + i as u64), tr.as_ref().unwrap(), &want.unwrap(), !few)?;
+        }
+    }
+}
+
+fn larger_game(half: u64, g: u64, m: u32) -> MgParams {
+    MgParams::new(2 * half + 1, m, 2, 100, g)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: config().cases.min(6), ..config() })]
+
+    // s = 2 without trace runs the register-lean `*_s2` kernels: their winners (and so the
+    // history, which depends on every agent's choice) must equal the CPU's.
+
+    #[test]
+    fn mg_step_s2_equals_cpu_on_larger_games(half in 50_000u64..150_000, g in 1_000u64..40_000, seed: u32, m in 2u32..=6, block in blocks()) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let params = larger_game(half, g, m);
+        let (want, _) = play(&params, seed, 1, Some(0), false)?;
+        let (got, _) = Mg::with_block_size(gpu, block)?.play(&params, seed, 1, Distributed::KernelPerStep, false)?;
+        prop_assert_eq!(&got, &want);
+    }
+
+    #[test]
+    fn mg_grid_sync_s2_equals_cpu_on_larger_games(half in 50_000u64..150_000, g in 1_000u64..40_000, seed: u32, m in 2u32..=6, block in blocks()) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let params = larger_game(half, g, m);
+        let (want, _) = play(&params, seed, 1, Some(0), false)?;
+        let (got, _) = Mg::with_block_size(gpu, block)?.play(&params, seed, 1, Distributed::GridSync { blocks: None }, false)?;
+        prop_assert_eq!(&got, &want);
+    }
+
+    #[test]
+    fn mg_standalone_s2_equals_cpu_on_larger_games(half in 20_000u64..60_000, g in 1_000u64..10_000, seed: u32, m in 2u32..=6, block in blocks()) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let params = larger_game(half, g, m);
+        let got = Mg::with_block_size(gpu, block)?.play_standalone(&params, seed, 3, 3, None, false)?;
+        for (i, (o, _)) in got.iter().enumerate() {
+            let (want, _) = play(&params, seed, 3 + i as u64, Some(0), false)?;
+            prop_assert_eq!(o, &want, "trial {}", 3 + i);
+        }
+    }
+
+    // Untraced runs of the general kernels (s ≠ 2) equal the CPU too.
+    #[test]
+    fn mg_step_and_grid_sync_untraced_general_kernels_equal_cpu(params in small_params(), seed: u32, trial in 0u64..5) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let mg = Mg::new(gpu)?;
+        let (want, _) = play(&params, seed, trial, None, false)?;
+        prop_assert_eq!(&mg.play(&params, seed, trial, Distributed::KernelPerStep, false)?.0, &want);
+        prop_assert_eq!(&mg.play(&params, seed, trial, Distributed::GridSync { blocks: None }, false)?.0, &want);
+        prop_assert_eq!(&mg.play_standalone(&params, seed, trial, 1, None, false)?[0].0, &want);
+    }
+}
