@@ -110,7 +110,8 @@ fn one_warp_case<T: Aggregate + lockstep::kernels::atomics::ProbeValue + lockste
     let mut mem = init.clone();
     let want = lanes::warp_model(active, &addrs, &mvals, |ad, t| {
         let o = mem[ad as usize];
-        mem[ad as usize] = o.agg_add(t);
+        // the writer's native atomic: f32 `atom.add` flushes subnormals (PTX ISA)
+        mem[ad as usize] = o.atom_add(t);
         o
     });
     assert_bits_eq(&format!("{method:?} one warp"), &olds, &want[..n], |i| format!("lane {i} target {}", targets[i]))?;

@@ -52,6 +52,21 @@ pub trait Aggregate: Copy + crate::warp::WarpShuffleValue {
     fn from_bits64(bits: u64) -> Self;
     /// `n` as this type (exact for `n ≤ 32` in every type): the total of `n` unit increments.
     fn from_count(n: u32) -> Self;
+    /// The arithmetic of the hardware's native `atom.add` on a value in memory: the same as
+    /// [`Aggregate::agg_add`] except for f32, where the PTX ISA specifies that
+    /// "`atom.add.f32` rounds to nearest even and flushes subnormal inputs and results to
+    /// sign-preserving zero". CPU models of a native f32 atomic use this.
+    #[inline(always)]
+    fn atom_add(self, other: Self) -> Self {
+        self.agg_add(other)
+    }
+}
+
+/// Sign-preserving flush of an f32 subnormal to zero (what `atom.add.f32` does to its inputs
+/// and result).
+#[inline(always)]
+pub fn flush_subnormal_f32(x: f32) -> f32 {
+    if x.is_subnormal() { f32::from_bits(x.to_bits() & 0x8000_0000) } else { x }
 }
 
 macro_rules! aggregate_int {
@@ -76,6 +91,10 @@ impl Aggregate for f32 {
     #[inline(always)]
     fn agg_add(self, other: Self) -> Self {
         self + other
+    }
+    #[inline(always)]
+    fn atom_add(self, other: Self) -> Self {
+        flush_subnormal_f32(flush_subnormal_f32(self) + flush_subnormal_f32(other))
     }
     #[inline(always)]
     fn to_bits64(self) -> u64 {
@@ -195,6 +214,20 @@ pub mod lanes {
     #[cfg(test)]
     mod tests {
         use super::*;
+
+        #[test]
+        fn native_f32_atomic_model_flushes_subnormals() {
+            let tiny = -f32::from_bits(0x0040_02d2); // a negative subnormal
+            assert_eq!(0.0f32.agg_add(tiny).to_bits(), tiny.to_bits());
+            assert_eq!(0.0f32.atom_add(tiny).to_bits(), 0); // +0 + (-0) = +0
+            assert_eq!((-0.0f32).atom_add(tiny).to_bits(), 0x8000_0000);
+            assert_eq!(1.0f32.atom_add(2.0), 3.0);
+            assert_eq!((f32::MIN_POSITIVE * 1.5).atom_add(-f32::MIN_POSITIVE).to_bits(), 0); // subnormal result
+            assert_eq!(f32::MIN_POSITIVE.atom_add(-f32::MIN_POSITIVE / 2.0), f32::MIN_POSITIVE); // subnormal input
+            assert_eq!(tiny.to_bits64(), (tiny as f32).to_bits() as u64);
+            let d = f64::from_bits(1);
+            assert_eq!(0.0f64.atom_add(d), d); // f64 atomics keep subnormals
+        }
 
         #[test]
         fn above_and_writer() {
