@@ -67,7 +67,7 @@ fn build_ptx(root: &Path, arch: Arch) -> Result<()> {
     println!("PTX for {arch}: {} ({} kernels, no .extern .func)", built.path.display(), built.entries.len());
     let funcs = census::functions(&built.ptx);
     let Some(ptxas) = ptxas::find(root) else {
-        println!("{}", census::table(&funcs));
+        println!("{}", census::table(&funcs, &[]));
         println!("ptxas not found (run `cargo xtask setup` or put it on PATH): registers and spills not checked");
         return Ok(());
     };
@@ -77,52 +77,8 @@ fn build_ptx(root: &Path, arch: Arch) -> Result<()> {
         println!("ptxas -arch={sm}: accepted");
         reports.push((sm, report));
     }
-    println!(
-        "\n{:<28} {:>6} {:>4} {:>6} {:>4} {:>6} {:>6} | {:>11} {:>11} | {:>11} {:>11}",
-        "kernel",
-        "instrs",
-        "fma",
-        "approx",
-        "ftz",
-        "local",
-        "depotB",
-        "sm_80 regs",
-        "spill st/ld",
-        "sm_90 regs",
-        "spill st/ld"
-    );
-    let mut rows: Vec<_> = funcs.iter().collect();
-    rows.sort_by_key(|f| (!f.is_entry, f.name.clone()));
-    for f in rows {
-        let mut line = format!(
-            "{:<28} {:>6} {:>4} {:>6} {:>4} {:>6} {:>6}",
-            short(&f.name),
-            f.instructions,
-            f.fma,
-            f.approx,
-            f.ftz,
-            f.local,
-            f.local_depot_bytes
-        );
-        for (_, report) in &reports {
-            match report.iter().find(|p| p.name == f.name) {
-                Some(p) => {
-                    line += &format!(
-                        " | {:>11} {:>11}",
-                        p.registers.map_or("-".into(), |r| r.to_string()),
-                        format!("{}/{}", p.spill_stores, p.spill_loads)
-                    )
-                }
-                None => line += &format!(" | {:>11} {:>11}", "-", "-"),
-            }
-        }
-        println!("{line}");
-    }
+    println!("\n{}", census::table(&funcs, &reports));
     Ok(())
-}
-
-fn short(name: &str) -> String {
-    if name.len() <= 28 { name.to_string() } else { format!("{}…", &name[..27]) }
 }
 
 /// `cargo xtask test`: the one test command (README and .ci/run).

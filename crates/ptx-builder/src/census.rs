@@ -113,18 +113,24 @@ fn depot_bytes(decl: &str) -> usize {
     decl.split('[').nth(1).and_then(|s| s.split(']').next()).and_then(|n| n.parse().ok()).unwrap_or(0)
 }
 
-/// The census as a table, kernels first.
-pub fn table(funcs: &[FunctionCensus]) -> String {
+/// The census as a table, kernels first, with the registers and spills ptxas reported for each
+/// architecture in `ptxas` (`(sm, report)` pairs; empty when ptxas was not run).
+pub fn table(funcs: &[FunctionCensus], ptxas: &[(&str, Vec<crate::ptxas::PtxasFunction>)]) -> String {
     let mut rows: Vec<&FunctionCensus> = funcs.iter().collect();
     rows.sort_by_key(|f| (!f.is_entry, f.name.clone()));
     let mut s = format!(
-        "{:<32} {:>5} {:>6} {:>4} {:>6} {:>4} {:>6} {:>6}\n",
+        "{:<28} {:>5} {:>6} {:>4} {:>6} {:>4} {:>6} {:>6}",
         "function", "kind", "instrs", "fma", "approx", "ftz", "local", "depotB"
     );
+    for (sm, _) in ptxas {
+        s += &format!(" | {:>11} {:>11}", format!("{sm} regs"), "spill st/ld");
+    }
+    s.push('\n');
     for f in rows {
+        let name = if f.name.len() <= 28 { f.name.clone() } else { format!("{}…", &f.name[..27]) };
         s += &format!(
-            "{:<32} {:>5} {:>6} {:>4} {:>6} {:>4} {:>6} {:>6}\n",
-            f.name,
+            "{:<28} {:>5} {:>6} {:>4} {:>6} {:>4} {:>6} {:>6}",
+            name,
             if f.is_entry { "entry" } else { "func" },
             f.instructions,
             f.fma,
@@ -133,6 +139,16 @@ pub fn table(funcs: &[FunctionCensus]) -> String {
             f.local,
             f.local_depot_bytes
         );
+        for (_, report) in ptxas {
+            match report.iter().find(|p| p.name == f.name) {
+                Some(p) => {
+                    let regs = p.registers.map_or("-".to_string(), |r| r.to_string());
+                    s += &format!(" | {:>11} {:>11}", regs, format!("{}/{}", p.spill_stores, p.spill_loads));
+                }
+                None => s += &format!(" | {:>11} {:>11}", "-", "-"),
+            }
+        }
+        s.push('\n');
     }
     s
 }
@@ -187,9 +203,12 @@ $L__BB0_2:
 
     #[test]
     fn table_lists_kernels_first() {
-        let t = table(&functions(MODULE));
+        let t = table(&functions(MODULE), &[]);
         let axpy = t.find("axpy").unwrap();
         let helper = t.find("helper").unwrap();
         assert!(axpy < helper, "{t}");
+        let report = crate::ptxas::PtxasFunction { name: "axpy".into(), registers: Some(12), ..Default::default() };
+        let t = table(&functions(MODULE), &[("sm_90", vec![report])]);
+        assert!(t.contains("sm_90 regs") && t.lines().any(|l| l.starts_with("axpy") && l.contains(" 12 ")), "{t}");
     }
 }
