@@ -71,11 +71,18 @@ fn build_ptx(root: &Path, arch: Arch) -> Result<()> {
         println!("ptxas not found (run `cargo xtask setup` or put it on PATH): registers and spills not checked");
         return Ok(());
     };
+    // sm_80 and sm_90, or the module's own architecture when it is newer (ptxas cannot
+    // assemble PTX for an older target than the module's `.target`).
+    let targets: Vec<String> = match arch.number() {
+        ..=80 => vec!["sm_80".into(), "sm_90".into()],
+        ..=90 => vec!["sm_90".into()],
+        _ => vec![arch.name()],
+    };
     let mut reports = Vec::new();
-    for sm in ["sm_80", "sm_90"] {
+    for sm in &targets {
         let report = ptxas::run(&ptxas, &built.path, sm).map_err(anyhow::Error::msg)?;
         println!("ptxas -arch={sm}: accepted");
-        reports.push((sm, report));
+        reports.push((sm.as_str(), report));
     }
     println!("\n{}", census::table(&funcs, &reports));
     Ok(())
