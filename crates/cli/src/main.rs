@@ -32,7 +32,7 @@ struct Cli {
 enum Command {
     /// Run every kernel on the GPU if one is present (else the CPU references) and check parity.
     Demo {
-        /// Elements per kernel.
+        /// Elements per foundation kernel (the other families run fixed small cases).
         #[arg(long, default_value_t = 1 << 20)]
         n: usize,
     },
