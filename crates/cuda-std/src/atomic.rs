@@ -120,6 +120,12 @@ pub trait AtomicRed: Copy {
     /// As [`atomic_red_add`].
     #[cfg(target_arch = "nvptx64")]
     unsafe fn atomic_red_add_at(ptr: *mut Self, value: Self);
+    /// As `atomic_red_add_at` for a pointer into global memory (`red.global.add`).
+    ///
+    /// # Safety
+    /// As [`global_red_add`].
+    #[cfg(target_arch = "nvptx64")]
+    unsafe fn global_red_add_at(ptr: *mut Self, value: Self);
 }
 
 macro_rules! atomic_red_impl {
@@ -130,6 +136,15 @@ macro_rules! atomic_red_impl {
             unsafe fn atomic_red_add_at(ptr: *mut Self, value: Self) {
                 // SAFETY: the caller guarantees `ptr` is valid and aligned.
                 unsafe { asm!(concat!("red.add.", $ptx, " [{p}], {v};"), p = in(reg64) ptr, v = in($class) value, options(nostack)) };
+            }
+            #[cfg(target_arch = "nvptx64")]
+            #[inline(always)]
+            unsafe fn global_red_add_at(ptr: *mut Self, value: Self) {
+                // SAFETY: the caller guarantees a valid, aligned global-memory address.
+                unsafe {
+                    asm!(concat!("{{ .reg .u64 g; cvta.to.global.u64 g, {p}; red.global.add.", $ptx, " [g], {v}; }}"),
+                         p = in(reg64) ptr, v = in($class) value, options(nostack))
+                };
             }
         }
     };
@@ -150,6 +165,19 @@ atomic_red_impl!(f64, "f64", reg64);
 pub unsafe fn atomic_red_add<T: AtomicRed>(ptr: *mut T, value: T) {
     // SAFETY: forwarded from the caller.
     unsafe { T::atomic_red_add_at(ptr, value) }
+}
+
+/// [`atomic_red_add`] on global memory with the global-state-space instruction
+/// (`red.global.add`: no generic-address resolution).
+///
+/// # Safety
+/// `ptr` is a generic pointer to global memory (a device allocation), aligned for `T`, and
+/// every concurrent access to it is atomic.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub unsafe fn global_red_add<T: AtomicRed>(ptr: *mut T, value: T) {
+    // SAFETY: forwarded from the caller.
+    unsafe { T::global_red_add_at(ptr, value) }
 }
 
 /// `*ptr += value` on a `u32` in this block's shared memory with the shared-state-space

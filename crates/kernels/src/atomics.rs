@@ -3,7 +3,7 @@
 //! Jacobi sweep with its gosa reductions.
 
 use lockstep_cuda_std::aggregate::Aggregate;
-use lockstep_cuda_std::atomic::{AtomicAdd, AtomicRed, atomic_red_add, shared_red_add_u32};
+use lockstep_cuda_std::atomic::{AtomicAdd, AtomicRed, global_red_add, shared_red_add_u32};
 use lockstep_cuda_std::prelude::*;
 use lockstep_cuda_std::thread::{block_dim_y, block_idx_y, block_idx_z, grid_dim_z, grid_size_1d, thread_idx_y};
 use lockstep_shared::himeno::{self, Coefs, Dims, gosa_via, jacobi_point};
@@ -188,7 +188,7 @@ unsafe fn flush_dropped(d: [u64; 3], dropped: *mut u64) {
     for (j, &c) in d.iter().enumerate() {
         if c != 0 {
             // SAFETY: j < 3.
-            unsafe { atomic_red_add(dropped.add(j), c) };
+            unsafe { global_red_add(dropped.add(j), c) };
         }
     }
 }
@@ -236,7 +236,7 @@ unsafe fn hist_global<T: Aggregate + AtomicAdd + AtomicRed>(
                     let p = counts.wrapping_add(c as usize);
                     let w = weight(i);
                     if method == via::PLAIN {
-                        atomic_red_add(p, w);
+                        global_red_add(p, w);
                     } else if !special(p, w) {
                         add_via(method, p, w, warp_scratch);
                     }
@@ -497,7 +497,7 @@ unsafe fn hist_private_count<T: AtomicRed>(
         }
         if s != 0 {
             // SAFETY: bin < k.
-            unsafe { atomic_red_add(counts.add(bin as usize), widen(s)) };
+            unsafe { global_red_add(counts.add(bin as usize), widen(s)) };
         }
         j += bd;
     }
@@ -696,10 +696,10 @@ pub unsafe extern "ptx-kernel" fn himeno_jacobi(
 }
 
 /// Level 2 of the deterministic gosa: one block of `LEVEL2_THREADS` threads; thread t sums
-/// partials t, t + 256, … in order, then a halving tree; `*out` = the total.
+/// partials t, t + LEVEL2_THREADS, … in order, then a halving tree; `*out` = the total.
 ///
 /// # Safety
-/// `partials` holds `len` values, `out` one; launched as one block of 256 threads.
+/// `partials` holds `len` values, `out` one; launched as one block of `LEVEL2_THREADS` threads.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn himeno_gosa_reduce(partials: *const f32, len: u32, out: *mut f32) {
     const T: usize = himeno::LEVEL2_THREADS;
@@ -708,11 +708,12 @@ pub unsafe extern "ptx-kernel" fn himeno_gosa_reduce(partials: *const f32, len: 
     let len = len as usize;
     let mut s = 0.0f32;
     let mut i = t;
-    // Eight loads in flight, then the same in-order additions as the plain loop.
-    while i + 7 * T < len {
-        // SAFETY: i + 7·T < len.
+    // Sixteen loads in flight, then the same in-order additions as the plain loop.
+    while i + 15 * T < len {
+        // SAFETY: i + 15·T < len.
         let v = |u: usize| unsafe { *partials.add(i + u * T) };
         let (v0, v1, v2, v3, v4, v5, v6, v7) = (v(0), v(1), v(2), v(3), v(4), v(5), v(6), v(7));
+        let (v8, v9, v10, v11, v12, v13, v14, v15) = (v(8), v(9), v(10), v(11), v(12), v(13), v(14), v(15));
         s += v0;
         s += v1;
         s += v2;
@@ -721,7 +722,15 @@ pub unsafe extern "ptx-kernel" fn himeno_gosa_reduce(partials: *const f32, len: 
         s += v5;
         s += v6;
         s += v7;
-        i += 8 * T;
+        s += v8;
+        s += v9;
+        s += v10;
+        s += v11;
+        s += v12;
+        s += v13;
+        s += v14;
+        s += v15;
+        i += 16 * T;
     }
     while i < len {
         // SAFETY: i < len.

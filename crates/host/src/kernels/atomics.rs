@@ -607,7 +607,10 @@ impl<'g> Atomics<'g> {
         let kdims = himeno::Dims { mi, mj, mk, gosa_via: gosa };
         let omega = OMEGA;
         for _ in 0..iterations {
-            self.zero(&mut state.gosa)?;
+            if gosa != gosa_via::TREE {
+                // The atomics accumulate into gosa; the tree's level 2 overwrites it.
+                self.zero(&mut state.gosa)?;
+            }
             let (src, dst) = (state.current, 1 - state.current);
             let ptrs = [
                 state.a.as_device_ptr(),
@@ -649,7 +652,7 @@ impl<'g> Atomics<'g> {
                 let (pp, gp) = (state.partials.as_device_ptr(), state.gosa.as_device_ptr());
                 let one = Grid1d { blocks: 1, threads: himeno::LEVEL2_THREADS as u32 };
                 // SAFETY: parameters mirror `(partials: *const f32, len: u32, out: *mut f32)`;
-                // partials holds partial_len, out one f32; one block of 256 threads.
+                // partials holds partial_len, out one f32; one block of LEVEL2_THREADS threads.
                 unsafe {
                     self.gpu.launch(
                         &self.himeno_gosa_reduce,
