@@ -254,6 +254,30 @@ proptest! {
     }
 
     #[test]
+    fn histogram_counts_from_an_unaligned_slice_are_exact(method in proptest::sample::select(vec![Method::Plain, Method::Private, Method::Match]), k in prop_oneof![1u64..40, 40u64..6000], n in 1usize..40_000, seed: u64, wild: bool, grid in proptest::option::of(1u32..8)) {
+        // x starts 8 bytes past a 16-byte boundary: the kernels' 16-byte loads must not be used.
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let a = launcher(gpu, grid)?;
+        let bins = cpu::bins(0.0, 1.0, k)?;
+        let x = hist_input(n + 1, seed, wild);
+        let want = cpu::histogram_counts_seq(&bins, &x[1..]);
+        let fail = |e| TestCaseError::fail(lockstep::error::cuda("cuMemcpy")(e).to_string());
+        let dx = lockstep::DeviceBuffer::from_slice(&x).map_err(fail)?;
+        let mut counts = lockstep::DeviceBuffer::<u32>::zeroed(k as usize).map_err(fail)?;
+        let mut dropped = lockstep::DeviceBuffer::<u64>::zeroed(3).map_err(fail)?;
+        let xs = dx.index(1..);
+        a.histogram_counts_on_device(method, &bins, &xs, &mut counts, &mut dropped)?;
+        gpu.synchronize()?;
+        let mut got = vec![0u32; k as usize];
+        let mut d = [0u64; 3];
+        lockstep::CopyDestination::copy_to(&*counts, &mut got[..]).map_err(fail)?;
+        lockstep::CopyDestination::copy_to(&*dropped, &mut d[..]).map_err(fail)?;
+        let got: Vec<u64> = got.iter().map(|&c| c as u64).collect();
+        prop_assert_eq!(&got, &want.counts, "k={} method={:?} n={}", k, method, n);
+        prop_assert_eq!((d[0], d[1], d[2]), (want.nan, want.below, want.above));
+    }
+
+    #[test]
     fn histogram_private_u32_u64_and_f64_units_are_exact(k in 1u64..6144, n in 0usize..60_000, seed: u64, wild: bool, grid in proptest::option::of(1u32..50)) {
         let Some(gpu) = gpu()? else { return Ok(()) };
         let a = launcher(gpu, grid)?;
@@ -344,14 +368,14 @@ proptest! {
     #[test]
     fn himeno_jacobi_and_gosa_reduce_match_the_cpu(
         mi in 3u32..20, mj in 3u32..20, mk in 3u32..80, iters in 1u32..4, seed: u64, benchmark: bool,
-        block in himeno_blocks(), mode in 0u32..3,
+        block in himeno_blocks(), mode in 0u32..3, planes in 1u32..6,
     ) {
         let Some(gpu) = gpu()? else { return Ok(()) };
-        let a = Atomics::new(gpu)?;
+        let a = Atomics::new(gpu)?.with_himeno_planes(planes)?;
         let pr = random_problem(mi, mj, mk, seed, benchmark);
         let want = cpu::himeno_seq(&pr, iters)?;
         let (p, gosa) = a.himeno(&pr, iters, mode, block)?;
-        assert_bits_eq("himeno_jacobi pressure", &p, &want.p, |i| format!("point {i} of {mi}x{mj}x{mk}, {iters} sweeps, block {block:?}"))?;
+        assert_bits_eq("himeno_jacobi pressure", &p, &want.p, |i| format!("point {i} of {mi}x{mj}x{mk}, {iters} sweeps, block {block:?}, {planes} planes"))?;
         if mode == gosa_via::TREE {
             assert_bits_eq("himeno_gosa_reduce", &[gosa], &[want.gosa_tree], |_| format!("{mi}x{mj}x{mk}"))?;
         } else {
@@ -368,14 +392,16 @@ proptest! {
 #[test]
 fn himeno_gosa_reduce_and_jacobi_at_size_xs_match_the_cpu_in_every_mode() {
     let Some(gpu) = gpu().unwrap() else { return };
-    let a = Atomics::new(gpu).unwrap();
     let pr = HimenoProblem::by_name("XS").unwrap();
     let want = cpu::himeno_par(&pr, 5).unwrap();
     let n_int = lockstep_shared::himeno::interior(pr.mi, pr.mj, pr.mk) as f64;
-    for mode in [gosa_via::PLAIN, gosa_via::AGGREGATED, gosa_via::TREE] {
+    for (mode, planes) in
+        [gosa_via::PLAIN, gosa_via::AGGREGATED, gosa_via::TREE].into_iter().flat_map(|m| [1, 2, 3, 4].map(|q| (m, q)))
+    {
+        let a = Atomics::new(gpu).unwrap().with_himeno_planes(planes).unwrap();
         let (p, gosa) = a.himeno(&pr, 5, mode, (64, 4)).unwrap();
         let bad = p.iter().zip(&want.p).position(|(x, y)| x.to_bits() != y.to_bits());
-        assert_eq!(bad, None, "mode {mode}: pressure differs at {bad:?}");
+        assert_eq!(bad, None, "mode {mode}, {planes} planes: pressure differs at {bad:?}");
         if mode == gosa_via::TREE {
             assert_eq!(gosa.to_bits(), want.gosa_tree.to_bits(), "tree gosa {gosa:e} vs {:e}", want.gosa_tree);
         } else {

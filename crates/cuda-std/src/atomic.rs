@@ -111,3 +111,87 @@ pub unsafe fn load_volatile_u32(ptr: *const u32) -> u32 {
     unsafe { asm!("ld.volatile.global.u32 {v}, [{p}];", v = out(reg32) v, p = in(reg64) ptr, options(nostack)) };
     v
 }
+
+/// Types with a native `red.add` (an atomic add whose old value is not returned).
+pub trait AtomicRed: Copy {
+    /// `*ptr += value`, atomically, no old value (`red.add`, generic addressing).
+    ///
+    /// # Safety
+    /// As [`atomic_red_add`].
+    #[cfg(target_arch = "nvptx64")]
+    unsafe fn atomic_red_add_at(ptr: *mut Self, value: Self);
+    /// As `atomic_red_add_at` for a pointer into global memory (`red.global.add`).
+    ///
+    /// # Safety
+    /// As [`global_red_add`].
+    #[cfg(target_arch = "nvptx64")]
+    unsafe fn global_red_add_at(ptr: *mut Self, value: Self);
+}
+
+macro_rules! atomic_red_impl {
+    ($t:ty, $ptx:literal, $class:ident) => {
+        impl AtomicRed for $t {
+            #[cfg(target_arch = "nvptx64")]
+            #[inline(always)]
+            unsafe fn atomic_red_add_at(ptr: *mut Self, value: Self) {
+                // SAFETY: the caller guarantees `ptr` is valid and aligned.
+                unsafe { asm!(concat!("red.add.", $ptx, " [{p}], {v};"), p = in(reg64) ptr, v = in($class) value, options(nostack)) };
+            }
+            #[cfg(target_arch = "nvptx64")]
+            #[inline(always)]
+            unsafe fn global_red_add_at(ptr: *mut Self, value: Self) {
+                // SAFETY: the caller guarantees a valid, aligned global-memory address.
+                unsafe {
+                    asm!(concat!("{{ .reg .u64 g; cvta.to.global.u64 g, {p}; red.global.add.", $ptx, " [g], {v}; }}"),
+                         p = in(reg64) ptr, v = in($class) value, options(nostack))
+                };
+            }
+        }
+    };
+}
+atomic_red_impl!(u32, "u32", reg32);
+atomic_red_impl!(u64, "u64", reg64);
+atomic_red_impl!(f32, "f32", reg32);
+atomic_red_impl!(f64, "f64", reg64);
+
+/// `atomicAdd` with the result discarded: `red.add`, which needs no round trip for the old
+/// value (global or shared memory, generic addressing).
+///
+/// # Safety
+/// `ptr` is valid for reads and writes, aligned for `T`, and every concurrent access to it is
+/// atomic.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub unsafe fn atomic_red_add<T: AtomicRed>(ptr: *mut T, value: T) {
+    // SAFETY: forwarded from the caller.
+    unsafe { T::atomic_red_add_at(ptr, value) }
+}
+
+/// [`atomic_red_add`] on global memory with the global-state-space instruction
+/// (`red.global.add`: no generic-address resolution).
+///
+/// # Safety
+/// `ptr` is a generic pointer to global memory (a device allocation), aligned for `T`, and
+/// every concurrent access to it is atomic.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub unsafe fn global_red_add<T: AtomicRed>(ptr: *mut T, value: T) {
+    // SAFETY: forwarded from the caller.
+    unsafe { T::global_red_add_at(ptr, value) }
+}
+
+/// `*ptr += value` on a `u32` in this block's shared memory with the shared-state-space
+/// instruction (`red.shared.add.u32`, the `ATOMS` path, no generic-address check).
+///
+/// # Safety
+/// `ptr` is a generic pointer into this block's shared memory (e.g. from `shared_array!`),
+/// 4-byte aligned, and every concurrent access to it is atomic.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub unsafe fn shared_red_add_u32(ptr: *mut u32, value: u32) {
+    // SAFETY: the caller guarantees a valid, aligned shared-memory address.
+    unsafe {
+        asm!("{{ .reg .u64 s; cvta.to.shared.u64 s, {p}; red.shared.add.u32 [s], {v}; }}",
+             p = in(reg64) ptr, v = in(reg32) value, options(nostack))
+    };
+}

@@ -3,11 +3,13 @@
 //! Jacobi sweep with its gosa reductions.
 
 use lockstep_cuda_std::aggregate::Aggregate;
-use lockstep_cuda_std::atomic::AtomicAdd;
+use lockstep_cuda_std::atomic::{AtomicAdd, AtomicRed, global_red_add, shared_red_add_u32};
 use lockstep_cuda_std::prelude::*;
-use lockstep_cuda_std::thread::{block_dim_y, block_idx_y, block_idx_z, grid_size_1d, thread_idx_y};
+use lockstep_cuda_std::thread::{block_dim_y, block_idx_y, block_idx_z, grid_dim_z, grid_size_1d, thread_idx_y};
 use lockstep_shared::himeno::{self, Coefs, Dims, gosa_via, jacobi_point};
-use lockstep_shared::histogram::{Bins, HIST_BLOCK, PRIVATE_BYTES, classify, to_fixed, via};
+use lockstep_shared::histogram::{
+    Bins, HIST_BLOCK, HIST_PAIRS, PRIVATE_AGG_MAX_BINS, PRIVATE_BYTES, classify, to_fixed, via,
+};
 use lockstep_shared::reduce::WARP_TREE_OFFSETS;
 
 /// Largest block of the probe kernels (their shared scratch is sized for it).
@@ -124,13 +126,90 @@ pub unsafe extern "ptx-kernel" fn aggregate_probe_f64(
     unsafe { probe(method, n, targets, values, counters, olds, special) }
 }
 
+/// Two f64 in one 16-byte load (`ld.global.v2.f64`).
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+struct F64x2([f64; 2]);
+
+/// Calls `f(i, x[i])` once for every `i < n`, spread over the grid. With `x` 16-byte aligned,
+/// each thread first issues `HIST_PAIRS` 16-byte loads (pairs `base + u·blockDim`, coalesced per
+/// `u`) and only then visits their `2·HIST_PAIRS` values, so many loads are in flight per thread;
+/// the rest (and an unaligned `x`) goes one value per thread per grid-stride trip. Not
+/// block-uniform: no barriers in `f`.
+///
+/// # Safety
+/// `x` holds `n` values; 1-D grid.
+#[inline(always)]
+unsafe fn for_each_value(n: u64, x: *const f64, mut f: impl FnMut(u64, f64)) {
+    let t = thread_idx_x() as u64;
+    let bd = block_dim_x() as u64;
+    let threads = grid_size_1d() as u64;
+    let mut done = 0u64;
+    if (x as usize) % 16 == 0 {
+        let xv = x as *const F64x2;
+        let chunk = threads * HIST_PAIRS as u64; // pairs per grid trip
+        let trips = (n / 2) / chunk;
+        let mut base = block_idx_x() as u64 * bd * HIST_PAIRS as u64 + t;
+        let mut r = 0u64;
+        while r < trips {
+            // Pair base + u·bd < trips·chunk ≤ n/2 for u < 4, so both values are below n.
+            // SAFETY: that bound; x is 16-byte aligned, so every pair starts a whole F64x2.
+            let at = |u: u64| unsafe { *xv.add((base + u * bd) as usize) };
+            let (v0, v1, v2, v3) = (at(0), at(1), at(2), at(3));
+            // Visited one by one (no array: a loop over one would go to local memory).
+            let i = 2 * base;
+            f(i, v0.0[0]);
+            f(i + 1, v0.0[1]);
+            f(i + 2 * bd, v1.0[0]);
+            f(i + 2 * bd + 1, v1.0[1]);
+            f(i + 4 * bd, v2.0[0]);
+            f(i + 4 * bd + 1, v2.0[1]);
+            f(i + 6 * bd, v3.0[0]);
+            f(i + 6 * bd + 1, v3.0[1]);
+            base += chunk;
+            r += 1;
+        }
+        done = 2 * trips * chunk;
+    }
+    let mut i = done + block_idx_x() as u64 * bd + t;
+    while i < n {
+        // SAFETY: i < n.
+        f(i, unsafe { *x.add(i as usize) });
+        i += threads;
+    }
+}
+
+/// Adds this thread's dropped-value tallies into the global `dropped` counters (non-zero only).
+///
+/// # Safety
+/// `dropped` holds 3 `u64`.
+#[inline(always)]
+unsafe fn flush_dropped(d: [u64; 3], dropped: *mut u64) {
+    for (j, &c) in d.iter().enumerate() {
+        if c != 0 {
+            // SAFETY: j < 3.
+            unsafe { global_red_add(dropped.add(j), c) };
+        }
+    }
+}
+
+/// Counts `c − k` (0, 1 or 2: a `classify` drop code) in three registers.
+#[inline(always)]
+fn tally_dropped(d: &mut [u64; 3], code: u32) {
+    match code {
+        0 => d[0] += 1,
+        1 => d[1] += 1,
+        _ => d[2] += 1,
+    }
+}
+
 /// Grid-stride histogram into global counters. The loop is block-uniform (every thread of a
 /// block makes the same number of trips) so the block method's barriers are safe.
 ///
 /// # Safety
 /// `x` holds `n` values; `counts` `bins.k`, `dropped` 3; blocks of `HIST_BLOCK` threads.
 #[inline(always)]
-unsafe fn hist_global<T: Aggregate + AtomicAdd>(
+unsafe fn hist_global<T: Aggregate + AtomicAdd + AtomicRed>(
     bins: &Bins,
     method: u32,
     n: u64,
@@ -143,6 +222,32 @@ unsafe fn hist_global<T: Aggregate + AtomicAdd>(
     let scratch = shared_array![ATOMICS_HIST_SCRATCH: [u64; 2 * HIST_BLOCK as usize]];
     let t = thread_idx_x();
     let warp_scratch = scratch.wrapping_add(64 * (t / 32) as usize);
+    if method != via::BLOCK {
+        // Streaming loop with 16-byte loads; plain adds are `red.add` (no returned value); the
+        // warp-aggregated methods work on the lanes active together, so the loop need not be
+        // warp-uniform; dropped values are tallied in registers. Integer sums do not depend on
+        // the order; f64 ones never did for these methods.
+        let mut d = [0u64; 3];
+        // SAFETY: x holds n values; every c < k indexes counts; warp_scratch is this warp's.
+        unsafe {
+            for_each_value(n, x, |i, v| {
+                let c = classify(v, bins);
+                if c < bins.k {
+                    let p = counts.wrapping_add(c as usize);
+                    let w = weight(i);
+                    if method == via::PLAIN {
+                        global_red_add(p, w);
+                    } else if !special(p, w) {
+                        add_via(method, p, w, warp_scratch);
+                    }
+                } else {
+                    tally_dropped(&mut d, c - bins.k);
+                }
+            });
+            flush_dropped(d, dropped);
+        }
+        return;
+    }
     let stride = grid_size_1d();
     let mut base = block_idx_x() as u64 * block_dim_x() as u64;
     while base < n {
@@ -322,10 +427,86 @@ unsafe fn hist_private<S: Aggregate + AtomicAdd, T: Aggregate + AtomicAdd>(
     }
 }
 
+/// Privatised count histogram: `copies` copies of the `k` counters in shared memory (`u32`,
+/// warp `w` increments copy `w mod copies`; `copies = min(warps, capacity / k)`), filled by the
+/// streaming loop of [`for_each_value`] with `red.shared.add` (match-aggregated increments for
+/// `k ≤ PRIVATE_AGG_MAX_BINS`), then each bin's copies summed and added to the global counter
+/// with one `red.add` (blocks start their flush at staggered bins). Counts are integer sums:
+/// the same in every order.
+///
+/// # Safety
+/// `x` holds `n` values, `counts` `bins.k` (zeroed by the caller), `dropped` 3;
+/// `bins.k ≤ PRIVATE_BYTES / 4`; 1-D blocks of a multiple of 32 threads.
+#[inline(always)]
+unsafe fn hist_private_count<T: AtomicRed>(
+    bins: &Bins,
+    n: u64,
+    x: *const f64,
+    counts: *mut T,
+    dropped: *mut u64,
+    widen: impl Fn(u64) -> T,
+) {
+    let smem = shared_array![ATOMICS_HIST_PRIVATE_COUNT: [u32; PRIVATE_BYTES / 4]];
+    let t = thread_idx_x();
+    let bd = block_dim_x();
+    let k = bins.k;
+    let cap = (PRIVATE_BYTES / 4) as u32;
+    let copies = (cap / k).clamp(1, bd / 32);
+    let slots = copies * k;
+    let mut b = t;
+    while b < slots {
+        // SAFETY: b < copies·k ≤ capacity.
+        unsafe { *smem.add(b as usize) = 0 };
+        b += bd;
+    }
+    sync_threads();
+    let mine = smem.wrapping_add(((t / 32) % copies * k) as usize);
+    let aggregate = k <= PRIVATE_AGG_MAX_BINS;
+    let mut d = [0u64; 3];
+    // SAFETY: x holds n values; c < k indexes this warp's copy.
+    unsafe {
+        for_each_value(n, x, |_, v| {
+            let c = classify(v, bins);
+            if c < k {
+                if aggregate {
+                    atomic_count_aggregated(mine.add(c as usize));
+                } else {
+                    shared_red_add_u32(mine.add(c as usize), 1);
+                }
+            } else {
+                tally_dropped(&mut d, c - k);
+            }
+        });
+        flush_dropped(d, dropped);
+    }
+    sync_threads();
+    // Stagger the flush: block g starts at bin (g·k / grid) so blocks hit different addresses.
+    let start = ((block_idx_x() as u64 * k as u64) / grid_dim_x() as u64) as u32;
+    let mut j = t;
+    while j < k {
+        let mut bin = start + j;
+        if bin >= k {
+            bin -= k;
+        }
+        let mut s = 0u64;
+        let mut c = 0;
+        while c < copies {
+            // SAFETY: c·k + bin < copies·k.
+            s += unsafe { *smem.add((c * k + bin) as usize) } as u64;
+            c += 1;
+        }
+        if s != 0 {
+            // SAFETY: bin < k.
+            unsafe { global_red_add(counts.add(bin as usize), widen(s)) };
+        }
+        j += bd;
+    }
+}
+
 /// Privatised count histogram (`u32` shared counters, `u32` global).
 ///
 /// # Safety
-/// As [`histogram_u32`]; `bins.k ≤ PRIVATE_BYTES / 4`.
+/// As [`histogram_u32`] but 1-D blocks of `PRIVATE_BLOCK` threads; `bins.k ≤ PRIVATE_BYTES / 4`.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn histogram_private_u32(
     bins: Bins,
@@ -334,8 +515,8 @@ pub unsafe extern "ptx-kernel" fn histogram_private_u32(
     counts: *mut u32,
     dropped: *mut u64,
 ) {
-    // SAFETY: forwarded launch contract.
-    unsafe { hist_private::<u32, u32>(&bins, n, x, true, |_| 1, counts, dropped) }
+    // SAFETY: forwarded launch contract. A block's per-bin sum wraps as the u32 counter does.
+    unsafe { hist_private_count::<u32>(&bins, n, x, counts, dropped, |s| s as u32) }
 }
 
 /// Privatised count histogram (`u32` shared counters, `u64` global).
@@ -351,7 +532,7 @@ pub unsafe extern "ptx-kernel" fn histogram_private_u64(
     dropped: *mut u64,
 ) {
     // SAFETY: forwarded launch contract.
-    unsafe { hist_private::<u32, u64>(&bins, n, x, true, |_| 1, counts, dropped) }
+    unsafe { hist_private_count::<u64>(&bins, n, x, counts, dropped, |s| s) }
 }
 
 /// Privatised f64 weighted histogram (order-dependent for arbitrary weights).
@@ -395,8 +576,10 @@ pub unsafe extern "ptx-kernel" fn histogram_private_fixed(
 
 /// One Jacobi sweep of the Himeno benchmark: `p_out = p + omega·ss` at interior points, gosa
 /// by `dims.gosa_via` into `*gosa` (atomics) or into `partials` (tree level 1: one warp-tree
-/// sum per 32 consecutive k of a row, at `(row, chunk)`). Thread x ↦ k − 1, y ↦ j − 1,
-/// block z ↦ i − 1.
+/// sum per 32 consecutive k of a row, at `(row, chunk)`). Thread x ↦ k − 1, y ↦ j − 1; block z
+/// covers `q = ceil((mi − 2) / gridDim.z)` consecutive planes from `i = 1 + q·z`. With exactly 2
+/// or 4 planes a thread issues the loads of all its points (their shared `p` values loaded
+/// once) in one basic block before storing any; otherwise it goes plane by plane.
 ///
 /// # Safety
 /// Coefficient arrays as in the benchmark (`a`: 4 planes, `b`, `c`: 3 planes, `bnd`, `wrk1`,
@@ -419,34 +602,37 @@ pub unsafe extern "ptx-kernel" fn himeno_jacobi(
     let Dims { mi, mj, mk, gosa_via: mode } = dims;
     let tx = block_idx_x() * block_dim_x() + thread_idx_x();
     let j = 1 + block_idx_y() * block_dim_y() + thread_idx_y();
-    let i = 1 + block_idx_z();
-    if j + 1 >= mj || i + 1 >= mi {
+    let q = (mi.saturating_sub(2)).div_ceil(grid_dim_z());
+    let i0 = 1 + q * block_idx_z();
+    if j + 1 >= mj || i0 + 1 >= mi {
         return; // a whole warp: blockDim.x is a multiple of 32
     }
+    let planes = q.min(mi - 1 - i0); // interior planes of this block (uniform over the block)
     let k = 1 + tx;
     let inside = k + 1 < mk;
     let plane = mi as usize * mj as usize * mk as usize;
     let (sj, si) = (mk as isize, mj as isize * mk as isize);
-    let idx = (i as usize * mj as usize + j as usize) * mk as usize + k as usize;
-    let mut sq = 0.0f32;
-    if inside {
-        // SAFETY: (i, j, k) is interior, so every neighbour index is inside the plane; the
-        // coefficient planes are where the launch contract puts them.
-        unsafe {
-            let at = |di: isize, dj: isize, dk: isize| *p.offset(idx as isize + di * si + dj * sj + dk);
-            let co = Coefs {
-                a: [*a.add(idx), *a.add(plane + idx), *a.add(2 * plane + idx), *a.add(3 * plane + idx)],
-                b: [*b.add(idx), *b.add(plane + idx), *b.add(2 * plane + idx)],
-                c: [*c.add(idx), *c.add(plane + idx), *c.add(2 * plane + idx)],
-                bnd: *bnd.add(idx),
-                wrk1: *wrk1.add(idx),
-            };
-            let (ss, new) = jacobi_point(at, &co, omega);
-            *p_out.add(idx) = new;
-            sq = ss * ss;
-        }
-    }
-    match mode {
+    let idx0 = (i0 as usize * mj as usize + j as usize) * mk as usize + k as usize;
+    let at_plane = |u: u32| idx0 + u as usize * si as usize;
+    // Called for interior points only, so every neighbour index is inside the plane.
+    // SAFETY: that; the coefficient planes are where the launch contract puts them.
+    let point = |idx: usize| unsafe {
+        let at = |di: isize, dj: isize, dk: isize| *p.offset(idx as isize + di * si + dj * sj + dk);
+        let co = Coefs {
+            a: [*a.add(idx), *a.add(plane + idx), *a.add(2 * plane + idx), *a.add(3 * plane + idx)],
+            b: [*b.add(idx), *b.add(plane + idx), *b.add(2 * plane + idx)],
+            c: [*c.add(idx), *c.add(plane + idx), *c.add(2 * plane + idx)],
+            bnd: *bnd.add(idx),
+            wrk1: *wrk1.add(idx),
+        };
+        jacobi_point(at, &co, omega)
+    };
+    // SAFETY: only called with interior points' indices, inside p_out.
+    let store = |idx: usize, v: f32| unsafe { *p_out.add(idx) = v };
+    let chunk = tx / 32;
+    let cpr = himeno::chunks_per_row(mk);
+    // gosa of one plane's point (every lane of the warp calls it: the tree shuffles).
+    let reduce = |sq: f32, i: u32| match mode {
         gosa_via::PLAIN => {
             if inside {
                 // SAFETY: gosa is one f32 on the device.
@@ -464,30 +650,89 @@ pub unsafe extern "ptx-kernel" fn himeno_jacobi(
             for d in WARP_TREE_OFFSETS {
                 s += warp_shuffle_down(FULL_MASK, s, d);
             }
-            let chunk = tx / 32;
-            let cpr = himeno::chunks_per_row(mk);
             if lane_id() == 0 && chunk < cpr {
                 let row = (i as usize - 1) * (mj as usize - 2) + (j as usize - 1);
                 // SAFETY: row < (mi−2)(mj−2) and chunk < cpr: inside partials.
                 unsafe { *partials.add(row * cpr as usize + chunk as usize) = s };
             }
         }
+    };
+    if planes == 4 || planes == 2 {
+        let (mut s0, mut s1, mut s2, mut s3) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
+        if inside {
+            if planes == 4 {
+                let (r0, r1, r2, r3) = (point(at_plane(0)), point(at_plane(1)), point(at_plane(2)), point(at_plane(3)));
+                store(at_plane(0), r0.1);
+                store(at_plane(1), r1.1);
+                store(at_plane(2), r2.1);
+                store(at_plane(3), r3.1);
+                (s0, s1, s2, s3) = (r0.0 * r0.0, r1.0 * r1.0, r2.0 * r2.0, r3.0 * r3.0);
+            } else {
+                let (r0, r1) = (point(at_plane(0)), point(at_plane(1)));
+                store(at_plane(0), r0.1);
+                store(at_plane(1), r1.1);
+                (s0, s1) = (r0.0 * r0.0, r1.0 * r1.0);
+            }
+        }
+        reduce(s0, i0);
+        reduce(s1, i0 + 1);
+        if planes == 4 {
+            reduce(s2, i0 + 2);
+            reduce(s3, i0 + 3);
+        }
+    } else {
+        let mut u = 0;
+        while u < planes {
+            let mut sq = 0.0f32;
+            if inside {
+                let (ss, new) = point(at_plane(u));
+                store(at_plane(u), new);
+                sq = ss * ss;
+            }
+            reduce(sq, i0 + u);
+            u += 1;
+        }
     }
 }
 
 /// Level 2 of the deterministic gosa: one block of `LEVEL2_THREADS` threads; thread t sums
-/// partials t, t + 256, … in order, then a halving tree; `*out` = the total.
+/// partials t, t + LEVEL2_THREADS, … in order, then a halving tree; `*out` = the total.
 ///
 /// # Safety
-/// `partials` holds `len` values, `out` one; launched as one block of 256 threads.
+/// `partials` holds `len` values, `out` one; launched as one block of `LEVEL2_THREADS` threads.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn himeno_gosa_reduce(partials: *const f32, len: u32, out: *mut f32) {
     const T: usize = himeno::LEVEL2_THREADS;
     let slots = shared_array![ATOMICS_HIMENO_LEVEL2: [f32; T]];
     let t = thread_idx_x() as usize;
+    let len = len as usize;
     let mut s = 0.0f32;
     let mut i = t;
-    while i < len as usize {
+    // Sixteen loads in flight, then the same in-order additions as the plain loop.
+    while i + 15 * T < len {
+        // SAFETY: i + 15·T < len.
+        let v = |u: usize| unsafe { *partials.add(i + u * T) };
+        let (v0, v1, v2, v3, v4, v5, v6, v7) = (v(0), v(1), v(2), v(3), v(4), v(5), v(6), v(7));
+        let (v8, v9, v10, v11, v12, v13, v14, v15) = (v(8), v(9), v(10), v(11), v(12), v(13), v(14), v(15));
+        s += v0;
+        s += v1;
+        s += v2;
+        s += v3;
+        s += v4;
+        s += v5;
+        s += v6;
+        s += v7;
+        s += v8;
+        s += v9;
+        s += v10;
+        s += v11;
+        s += v12;
+        s += v13;
+        s += v14;
+        s += v15;
+        i += 16 * T;
+    }
+    while i < len {
         // SAFETY: i < len.
         s += unsafe { *partials.add(i) };
         i += T;

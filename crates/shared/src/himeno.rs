@@ -19,9 +19,10 @@ use crate::reduce::{WARP_SIZE, warp_tree_sum};
 pub const OMEGA: f32 = 0.8;
 /// Floating-point operations per interior point and iteration (the benchmark's count).
 pub const FLOPS_PER_POINT: f64 = 34.0;
-/// Threads of the level-2 reduction: thread `t` sums partials `t, t + 256, …` in order, then a
-/// shared-memory tree halves the 256 sums (as `crate::reduce::block_tree_sum`).
-pub const LEVEL2_THREADS: usize = 256;
+/// Threads of the level-2 reduction: thread `t` sums partials `t, t + 1024, …` in order, then a
+/// shared-memory tree halves the 1024 sums (as `crate::reduce::block_tree_sum`). (Was 256:
+/// one block of 256 threads walking ~4000 partials each at size L spent ~15% of a sweep.)
+pub const LEVEL2_THREADS: usize = 1024;
 /// Bytes each interior point moves per iteration with ping-pong buffers: read `a[4]`, `b[3]`,
 /// `c[3]`, `bnd`, `wrk1`, `p` (13 f32; neighbours assumed cached) and write the new `p`.
 pub const BYTES_PER_POINT: f64 = 56.0;

@@ -56,6 +56,16 @@ pub const HIST_BLOCK: u32 = 256;
 /// Bytes of the per-block shared counters of the privatised kernels (48 KiB, the static
 /// limit): 12 288 `u32` or 6 144 8-byte counters.
 pub const PRIVATE_BYTES: usize = 48 * 1024;
+/// Threads per block of the privatised count kernels (`histogram_private_u32`/`_u64`): 16
+/// warps, one shared-counter copy per warp while `copies · k` fits [`PRIVATE_BYTES`].
+pub const PRIVATE_BLOCK: u32 = 512;
+/// Privatised count kernels: at most this many bins use warp-aggregated shared increments
+/// (`match.any` + popcount); more bins use one plain shared increment per value.
+pub const PRIVATE_AGG_MAX_BINS: u32 = 4;
+/// Values each thread loads per trip of the streaming loops, as pairs of f64 in 16-byte loads
+/// (`ld.global.v2.f64`): `2 · HIST_PAIRS` values in flight per thread (the kernels' loop
+/// issues exactly four loads: keep this 4).
+pub const HIST_PAIRS: usize = 4;
 
 /// Validated bin parameters, passed to the kernels by value.
 #[repr(C)]

@@ -28,6 +28,10 @@ pub struct Args {
     /// compare shapes.
     #[arg(long, value_delimiter = ',', default_value = "128x2")]
     block: Vec<String>,
+    /// i planes per block (each thread computes that many points along i); several,
+    /// comma-separated, to compare. The block column shows `XxY/planes`.
+    #[arg(long, value_delimiter = ',', default_value = "2")]
+    planes: Vec<u32>,
     /// Sweeps of the CPU versions (single thread and rayon), on sizes up to M; 0 skips them.
     #[arg(long, default_value_t = 2)]
     cpu_iters: u32,
@@ -81,7 +85,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let pts = interior(pr.mi, pr.mj, pr.mk) as f64;
         let bound_mflops = FLOPS_PER_POINT * pts / (BYTES_PER_POINT * pts / (copy_gbs * 1e9)) / 1e6;
         let mut state = a.himeno_upload(&pr)?;
-        for (&(mode, mname), &(bx, by)) in modes.iter().flat_map(|m| shapes.iter().map(move |s| (m, s))) {
+        let mut combos = Vec::new();
+        for m in &modes {
+            for s in &shapes {
+                for &q in &args.planes {
+                    combos.push((*m, *s, q));
+                }
+            }
+        }
+        for ((mode, mname), (bx, by), q) in combos {
+            let a = Atomics::new(&gpu)?.with_himeno_planes(q)?;
             let t =
                 time_gpu(&gpu, 1, args.runs, || a.himeno_iterate_on_device(&mut state, args.iters, mode, (bx, by)))?;
             let per = t.median_ms() / args.iters as f64;
@@ -90,7 +103,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let (_, gosa) = state.download()?;
             println!(
                 "{name:>4} {mname:>6} {:>7} {per:>11.4} {mflops:>11.0} {gbs:>10.0} {bound_mflops:>10.0} {:>7.1}%  {gosa:e}",
-                format!("{bx}x{by}"),
+                format!("{bx}x{by}/{q}"),
                 100.0 * mflops / bound_mflops
             );
             if let Some(path) = &args.record {
@@ -114,7 +127,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                         gpu.name().to_string(),
                         name.to_uppercase(),
                         mname.to_string(),
-                        format!("{bx}x{by}"),
+                        format!("{bx}x{by}/{q}"),
                         format!("{per:.4}"),
                         format!("{mflops:.0}"),
                         format!("{gbs:.0}"),

@@ -10,7 +10,13 @@ use cust::device::DeviceAttribute;
 use cust::function::Function;
 use cust::memory::{DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
 use lockstep_shared::himeno::{self, OMEGA, gosa_via};
-use lockstep_shared::histogram::{Bins, DROP_SLOTS, HIST_BLOCK, PRIVATE_BYTES, via};
+use lockstep_shared::histogram::{Bins, DROP_SLOTS, HIST_BLOCK, PRIVATE_BLOCK, PRIVATE_BYTES, via};
+
+/// Default i planes per block of the Himeno sweep (see [`Atomics::with_himeno_planes`]).
+pub const HIMENO_PLANES: u32 = 2;
+/// Privatised count kernels: above this many bins, one block of `2 · PRIVATE_BLOCK` threads per
+/// SM instead of two of `PRIVATE_BLOCK` (half the blocks, so half the k-counter flush atomics).
+pub const PRIVATE_WIDE_BINS: u32 = 2048;
 
 /// How a histogram (or a probe) adds into its counters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -219,6 +225,7 @@ impl HimenoDevice {
 pub struct Atomics<'g> {
     gpu: &'g Gpu,
     grid_blocks: Option<u32>,
+    himeno_planes: u32,
     sms: u32,
     aggregate_probe_u32: Function<'g>,
     aggregate_probe_i32: Function<'g>,
@@ -244,6 +251,7 @@ impl<'g> Atomics<'g> {
         Ok(Atomics {
             gpu,
             grid_blocks: None,
+            himeno_planes: HIMENO_PLANES,
             sms,
             aggregate_probe_u32: gpu.function("aggregate_probe_u32")?,
             aggregate_probe_i32: gpu.function("aggregate_probe_i32")?,
@@ -273,11 +281,27 @@ impl<'g> Atomics<'g> {
         Ok(self)
     }
 
-    fn hist_grid(&self, n: u64, private: bool) -> Result<Grid1d> {
-        let need = Grid1d::for_len(n, HIST_BLOCK).map(|g| g.blocks).unwrap_or(u32::MAX);
-        let fill = self.sms * if private { 4 } else { 8 };
-        let blocks = self.grid_blocks.unwrap_or(fill).min(need.max(1));
-        Ok(Grid1d { blocks, threads: HIST_BLOCK })
+    /// Sets how many consecutive i planes each block of the Himeno sweep covers (default
+    /// [`HIMENO_PLANES`]; 2 and 4 load all of a thread's points before storing any).
+    pub fn with_himeno_planes(mut self, planes: u32) -> Result<Self> {
+        if planes == 0 || planes > 16 {
+            return Err(Error::InvalidInput { what: "Himeno planes per block", why: format!("{planes}: use 1 to 16") });
+        }
+        self.himeno_planes = planes;
+        Ok(self)
+    }
+
+    /// Four blocks of `HIST_BLOCK` per SM (all resident at ≤ 64 registers: the streaming loop
+    /// keeps 8 values in flight per thread).
+    fn hist_grid(&self, n: u64) -> Result<Grid1d> {
+        self.grid_of(n, HIST_BLOCK, 4)
+    }
+
+    /// `per_sm` blocks of `threads` per SM (or the fixed grid), no more than `n` needs.
+    fn grid_of(&self, n: u64, threads: u32, per_sm: u32) -> Result<Grid1d> {
+        let need = Grid1d::for_len(n, threads).map(|g| g.blocks).unwrap_or(u32::MAX);
+        let blocks = self.grid_blocks.unwrap_or(self.sms * per_sm).min(need.max(1));
+        Ok(Grid1d { blocks, threads })
     }
 
     // ---------------------------------------------------------------- probes
@@ -365,13 +389,19 @@ impl<'g> Atomics<'g> {
         let (xp, cp, dp) = (x.as_device_ptr(), counts.as_device_ptr(), dropped.as_device_ptr());
         let b = *bins;
         if method == Method::Private {
-            let grid = self.hist_grid(n, true)?;
+            // 32 warps per SM, each thread with 8 values in flight: two blocks of 512 threads,
+            // or one of 1024 for many bins (fewer flushes).
+            let grid = if b.k > PRIVATE_WIDE_BINS {
+                self.grid_of(n, 2 * PRIVATE_BLOCK, 1)?
+            } else {
+                self.grid_of(n, PRIVATE_BLOCK, 2)?
+            };
             // SAFETY: parameters mirror `(bins: Bins, n: u64, x: *const f64, counts: *mut T,
             // dropped: *mut u64)`; x holds n, counts k ≤ 12 288 (check_method), dropped 3;
-            // blocks of HIST_BLOCK threads.
+            // blocks of PRIVATE_BLOCK or twice that threads (multiples of 32).
             unsafe { self.gpu.launch(private, pcall, grid, 0, &[arg(&b), arg(&n), arg(&xp), arg(&cp), arg(&dp)]) }
         } else {
-            let grid = self.hist_grid(n, false)?;
+            let grid = self.hist_grid(n)?;
             let code = method.code();
             // SAFETY: parameters mirror `(bins: Bins, method: u32, n: u64, x: *const f64,
             // counts: *mut T, dropped: *mut u64)`; lengths checked; HIST_BLOCK threads.
@@ -413,7 +443,7 @@ impl<'g> Atomics<'g> {
             } else {
                 (&self.histogram_private_f64, "cuLaunchKernel(histogram_private_f64)")
             };
-            let grid = self.hist_grid(n, true)?;
+            let grid = self.hist_grid(n)?;
             // SAFETY: parameters mirror `(bins: Bins, n: u64, x: *const f64, w: *const f64,
             // counts: *mut T, dropped: *mut u64)`; w null or n long, counts k ≤ 6 144
             // (check_method), dropped 3; HIST_BLOCK threads.
@@ -424,7 +454,7 @@ impl<'g> Atomics<'g> {
             } else {
                 (&self.histogram_f64, "cuLaunchKernel(histogram_f64)")
             };
-            let grid = self.hist_grid(n, false)?;
+            let grid = self.hist_grid(n)?;
             let code = method.code();
             // SAFETY: parameters mirror `(bins: Bins, method: u32, n: u64, x: *const f64,
             // w: *const f64, counts: *mut T, dropped: *mut u64)`; lengths checked above.
@@ -570,12 +600,17 @@ impl<'g> Atomics<'g> {
             });
         }
         let (mi, mj, mk) = (state.mi, state.mj, state.mk);
-        let dims = LaunchDims::new([(mk - 2).div_ceil(bx), (mj - 2).div_ceil(by.max(1)), mi - 2], [bx, by, 1])?;
+        // Block z covers two i planes (see the kernel).
+        let dims =
+            LaunchDims::new([(mk - 2).div_ceil(bx), (mj - 2).div_ceil(by.max(1)), (mi - 2).div_ceil(2)], [bx, by, 1])?;
         let partial_len = len_u32("gosa partials", state.partials.len())?;
         let kdims = himeno::Dims { mi, mj, mk, gosa_via: gosa };
         let omega = OMEGA;
         for _ in 0..iterations {
-            self.zero(&mut state.gosa)?;
+            if gosa != gosa_via::TREE {
+                // The atomics accumulate into gosa; the tree's level 2 overwrites it.
+                self.zero(&mut state.gosa)?;
+            }
             let (src, dst) = (state.current, 1 - state.current);
             let ptrs = [
                 state.a.as_device_ptr(),
@@ -617,7 +652,7 @@ impl<'g> Atomics<'g> {
                 let (pp, gp) = (state.partials.as_device_ptr(), state.gosa.as_device_ptr());
                 let one = Grid1d { blocks: 1, threads: himeno::LEVEL2_THREADS as u32 };
                 // SAFETY: parameters mirror `(partials: *const f32, len: u32, out: *mut f32)`;
-                // partials holds partial_len, out one f32; one block of 256 threads.
+                // partials holds partial_len, out one f32; one block of LEVEL2_THREADS threads.
                 unsafe {
                     self.gpu.launch(
                         &self.himeno_gosa_reduce,
