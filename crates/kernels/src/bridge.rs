@@ -7,6 +7,12 @@
 //! memory (`[element][thread]`, conflict-free) when `slots·d·blockDim ≤ SHARED_STACK`, and in
 //! the `scratch` buffer `[slot·d + k][path]` otherwise. Steps are read as 16-byte-aligned rows
 //! (vector loads; every thread reads the same row, one broadcast per warp).
+//!
+//! The d = 1 buffer kernels (the paper's problem) take a specialised path, [`run_d1`], when the
+//! stack fits shared memory, the strategy has at most `TABLE_STEPS` steps and `rows·paths ≤ 2^32`:
+//! the strategy is copied into shared memory once per block, indices are 32-bit, and the normals
+//! of the next 8 steps are loaded while the current 8 are computed. Same arithmetic as
+//! `generate_path` (bit-identical; measurements in bench/results/bridge-predictions.md).
 
 use core::slice::from_raw_parts;
 use lockstep_cuda_std::prelude::*;
@@ -67,8 +73,13 @@ impl<T: Copy> Stack<T> for ScratchStack<T> {
     }
 }
 
-/// Steps whose normals one thread loads ahead (d = 1).
+/// Steps whose normals one thread loads ahead (d = 1, general path).
 const PREFETCH: usize = 8;
+
+/// Steps per prefetch group of the specialised d = 1 buffer kernels (`run_d1`), per precision.
+const PIPELINE_F32: usize = 8;
+/// As [`PIPELINE_F32`] for f64.
+const PIPELINE_F64: usize = 8;
 
 /// Dimensions up to which the kernels use a 4-wide instantiation of the generator (fewer
 /// unrolled components and selects than `MAX_DIMS`, and 2 steps of prefetch).
@@ -94,7 +105,8 @@ impl<T: Copy> Stack<T> for SharedStack<T> {
     }
 }
 
-/// Steps read as aligned rows straight from device memory.
+/// Steps read as aligned rows from device memory, or from the block's shared copy
+/// ([`stage_table`]).
 #[derive(Clone, Copy)]
 struct DeviceSteps<T> {
     coef: *const CoefRow<T>,
@@ -143,12 +155,12 @@ impl<T: Copy> Sink<T> for BufferSink32<T> {
     }
 }
 
-/// The normals of steps `s0..s0 + PREFETCH` (all `< steps`, checked by the caller).
+/// The normals of steps `s0..s0 + P` (all `< steps`, checked by the caller).
 #[inline(always)]
-fn prefetch_d1<T: Real>(table: &DeviceSteps<T>, z: &mut impl Normals<T>, s0: usize) -> [T; PREFETCH] {
-    let mut zs = [T::ZERO; PREFETCH];
+fn prefetch_d1<T: Real, const P: usize>(table: &DeviceSteps<T>, z: &mut impl Normals<T>, s0: usize) -> [T; P] {
+    let mut zs = [T::ZERO; P];
     let mut j = 0;
-    while j < PREFETCH {
+    while j < P {
         place(&mut zs, j, z.normal(table.step(s0 + j).z));
         j += 1;
     }
@@ -186,9 +198,10 @@ fn step_d1<T: Real>(
 
 /// The d = 1 generator with the stack in shared memory: the same steps, operands and
 /// arithmetic as `generate_path::<T, 1, PREFETCH>` (the shared `interpolate`, `noise` and
-/// `increment`, same order), restructured for the GPU: the normals of the next `PREFETCH` steps
-/// are loaded before the current ones are computed (software pipelining, up to 2·PREFETCH
-/// loads in flight per thread), `C` is one register, and stack slots are addressed in 32 bits.
+/// `increment`, same order), restructured for the GPU: the normals of the next `P` steps
+/// are loaded before the current ones are computed (software pipelining, up to 2·P loads in
+/// flight per thread: enough bytes in flight per SM to cover DRAM latency is what bounds this
+/// kernel, see bench/results/bridge-predictions.md), `C` is one register, and stack slots are addressed in 32 bits.
 ///
 /// # Safety
 /// `stack` points at this thread's column of a shared stack of `slots·stride` elements
@@ -196,7 +209,7 @@ fn step_d1<T: Real>(
 /// `steps` rows whose rows index `z` and `out` in range.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn run_d1<T: Real>(
+unsafe fn run_d1<T: Real, const P: usize>(
     table: DeviceSteps<T>,
     steps: usize,
     c0: T,
@@ -213,21 +226,21 @@ unsafe fn run_d1<T: Real>(
     // SAFETY: slot 0 exists.
     unsafe { *slot(0) = x0 };
     // Whole groups of PREFETCH steps, each group's normals loaded during the previous group.
-    let full = steps / PREFETCH * PREFETCH;
+    let full = steps / P * P;
     let mut s = 0;
     if full > 0 {
-        let mut next = prefetch_d1(&table, z, 0);
+        let mut next = prefetch_d1::<T, P>(&table, z, 0);
         while s < full {
             let cur = next;
-            if s + PREFETCH < full {
-                next = prefetch_d1(&table, z, s + PREFETCH);
+            if s + P < full {
+                next = prefetch_d1::<T, P>(&table, z, s + P);
             }
             let mut j = 0;
-            while j < PREFETCH {
+            while j < P {
                 step_d1(table.step(s + j), pick(&cur, j), &chol, increments, slot, sink);
                 j += 1;
             }
-            s += PREFETCH;
+            s += P;
         }
     }
     // The remaining steps one by one.
@@ -334,7 +347,7 @@ unsafe fn run<T: Real>(
 }
 
 macro_rules! bridge_kernels {
-    ($t:ty, [$s1:ident, $s2:ident, $s3:ident, $tc:ident, $ti:ident], $buffer:ident, $philox:ident, $sobol:ident, $nphilox:ident, $nsobol:ident) => {
+    ($t:ty, $pf:expr, [$s1:ident, $s2:ident, $s3:ident, $tc:ident, $ti:ident], $buffer:ident, $philox:ident, $sobol:ident, $nphilox:ident, $nsobol:ident) => {
         /// The bridge with normals from the buffer `z` (`[row][path]`, `steps·d·paths`).
         ///
         /// # Safety
@@ -382,7 +395,7 @@ macro_rules! bridge_kernels {
                 // slots·blockDim ≤ SHARED_STACK elements (checked just above).
                 unsafe {
                     let stack = shared.add(thread_idx_x() as usize);
-                    run_d1::<$t>(table, steps as usize, *chol, *start, increments != 0, &mut src, stack, block, &mut sink)
+                    run_d1::<$t, $pf>(table, steps as usize, *chol, *start, increments != 0, &mut src, stack, block, &mut sink)
                 };
                 return;
             }
@@ -507,6 +520,7 @@ macro_rules! bridge_kernels {
 
 bridge_kernels!(
     f32,
+    PIPELINE_F32,
     [BRIDGE_STACK_F32, BRIDGE_STACK_PHILOX_F32, BRIDGE_STACK_SOBOL_F32, BRIDGE_TABLE_COEF_F32, BRIDGE_TABLE_IDX_F32],
     bridge_f32,
     bridge_philox_f32,
@@ -516,6 +530,7 @@ bridge_kernels!(
 );
 bridge_kernels!(
     f64,
+    PIPELINE_F64,
     [BRIDGE_STACK_F64, BRIDGE_STACK_PHILOX_F64, BRIDGE_STACK_SOBOL_F64, BRIDGE_TABLE_COEF_F64, BRIDGE_TABLE_IDX_F64],
     bridge_f64,
     bridge_philox_f64,
