@@ -127,9 +127,10 @@ fn launchers_refuse_before_launching() -> Result<(), Box<dyn std::error::Error>>
     let e = bridge.normals_on_device(&dp, DeviceSource::Buffer(&z), paths, &mut out);
     assert!(matches!(e, Err(Error::InvalidInput { .. })));
     // A strategy whose stack needs scratch memory refuses to run without it.
+    // (d = 8 at 64 steps: 7 slots × 8 × 128 threads > SHARED_STACK.)
     let big = BridgeSpec {
-        start: vec![0.0; 4],
-        noise: Noise::Cholesky(vec![1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0]),
+        start: vec![0.0; 8],
+        noise: Noise::Cholesky((0..64).map(|i| if i % 9 == 0 { 1.0 } else { 0.0 }).collect()),
         ..BridgeSpec::standard(64)
     };
     let bp = Plan::new(&big)?;

@@ -7,13 +7,20 @@
 //! memory (`[element][thread]`, conflict-free) when `slots·d·blockDim ≤ SHARED_STACK`, and in
 //! the `scratch` buffer `[slot·d + k][path]` otherwise. Steps are read as 16-byte-aligned rows
 //! (vector loads; every thread reads the same row, one broadcast per warp).
+//!
+//! The d = 1 buffer kernels (the paper's problem) take a specialised path, [`run_d1`], when the
+//! stack fits shared memory, the strategy has at most `TABLE_STEPS` steps and `rows·paths ≤ 2^32`:
+//! the strategy is copied into shared memory once per block, indices are 32-bit, and the normals
+//! of the next 8 steps are loaded while the current 8 are computed. Same arithmetic as
+//! `generate_path` (bit-identical; measurements in bench/results/bridge-predictions.md).
 
 use core::slice::from_raw_parts;
 use lockstep_cuda_std::prelude::*;
 use lockstep_shared::bridge::philox::PhiloxNormals;
 use lockstep_shared::bridge::sobol::{BITS, SobolNormals, sobol_u32};
 use lockstep_shared::bridge::{
-    CoefRow, IndexRow, MAX_DIMS, Normals, PathPlan, Real, SHARED_STACK, Sink, Stack, Step, Steps, generate_path,
+    COEFS, CoefRow, EMIT_LEFT, EMIT_RIGHT, INDICES, IndexRow, MAX_DIMS, NO_SLOT, Normals, PathPlan, Real, SHARED_STACK,
+    Sink, Stack, Step, Steps, generate_path, increment, interpolate, noise, pick, place,
 };
 
 /// Normals read from a `[row][path]` buffer.
@@ -66,8 +73,17 @@ impl<T: Copy> Stack<T> for ScratchStack<T> {
     }
 }
 
-/// Steps whose normals one thread loads ahead (d = 1).
+/// Steps whose normals one thread loads ahead (d = 1, general path).
 const PREFETCH: usize = 8;
+
+/// Steps per prefetch group of the specialised d = 1 buffer kernels (`run_d1`), per precision.
+const PIPELINE_F32: usize = 8;
+/// As [`PIPELINE_F32`] for f64.
+const PIPELINE_F64: usize = 8;
+
+/// Dimensions up to which the kernels use a 4-wide instantiation of the generator (fewer
+/// unrolled components and selects than `MAX_DIMS`, and 2 steps of prefetch).
+const SMALL_DIMS: usize = 4;
 
 /// A stack in block-shared memory: element `i` of thread `t` at `base[i·stride + t]`.
 struct SharedStack<T> {
@@ -89,7 +105,8 @@ impl<T: Copy> Stack<T> for SharedStack<T> {
     }
 }
 
-/// Steps read as aligned rows straight from device memory.
+/// Steps read as aligned rows from device memory, or from the block's shared copy
+/// ([`stage_table`]).
 #[derive(Clone, Copy)]
 struct DeviceSteps<T> {
     coef: *const CoefRow<T>,
@@ -103,6 +120,173 @@ impl<T: Real> Steps<T> for DeviceSteps<T> {
         // allocations are 256-byte aligned, rows 16-byte aligned.
         unsafe { Step::from_rows(&*self.coef.add(s), &*self.idx.add(s)) }
     }
+}
+
+/// Normals from a `[row][path]` buffer with 32-bit element indices (the caller checked
+/// `rows·paths ≤ 2^32`, so `row·paths + p` cannot wrap): one multiply-add per address instead
+/// of 64-bit index arithmetic.
+struct BufferNormals32<T> {
+    z: *const T,
+    paths: u32,
+    p: u32,
+}
+
+impl<T: Copy> Normals<T> for BufferNormals32<T> {
+    #[inline(always)]
+    fn normal(&mut self, row: u32) -> T {
+        // SAFETY: row < rows and p < paths with rows·paths ≤ 2^32 (checked by the kernel before
+        // choosing this type); the launcher checked z holds rows·paths.
+        unsafe { *self.z.add((row * self.paths + self.p) as usize) }
+    }
+}
+
+/// Results to a `[row][path]` buffer with 32-bit element indices (as [`BufferNormals32`]).
+struct BufferSink32<T> {
+    out: *mut T,
+    paths: u32,
+    p: u32,
+}
+
+impl<T: Copy> Sink<T> for BufferSink32<T> {
+    #[inline(always)]
+    fn put(&mut self, row: u32, v: T) {
+        // SAFETY: as `BufferNormals32::normal`, for out.
+        unsafe { *self.out.add((row * self.paths + self.p) as usize) = v };
+    }
+}
+
+/// The normals of steps `s0..s0 + P` (all `< steps`, checked by the caller).
+#[inline(always)]
+fn prefetch_d1<T: Real, const P: usize>(table: &DeviceSteps<T>, z: &mut impl Normals<T>, s0: usize) -> [T; P] {
+    let mut zs = [T::ZERO; P];
+    let mut j = 0;
+    while j < P {
+        place(&mut zs, j, z.normal(table.step(s0 + j).z));
+        j += 1;
+    }
+    zs
+}
+
+/// One d = 1 step with its normal `zv` (see [`run_d1`]).
+#[inline(always)]
+fn step_d1<T: Real>(
+    st: Step<T>,
+    zv: T,
+    chol: &[T; 1],
+    increments: bool,
+    slot: impl Fn(u32) -> *mut T,
+    sink: &mut impl Sink<T>,
+) {
+    // SAFETY: the table's slots are < slots (contract of `run_d1`).
+    let (xl, xr) = unsafe { (*slot(st.left), *slot(st.right)) };
+    let x = interpolate(st.wl, xl, st.wr, xr, st.sd, noise::<T, 1>(chol, 1, &[zv], 0));
+    if st.store != NO_SLOT {
+        // SAFETY: as above.
+        unsafe { *slot(st.store) = x };
+    }
+    if !increments {
+        sink.put(st.out, x);
+    } else {
+        if st.flags & EMIT_LEFT != 0 {
+            sink.put(st.out, increment(xl, x, st.dt_left));
+        }
+        if st.flags & EMIT_RIGHT != 0 {
+            sink.put(st.out + 1, increment(x, xr, st.dt_right));
+        }
+    }
+}
+
+/// The d = 1 generator with the stack in shared memory: the same steps, operands and
+/// arithmetic as `generate_path::<T, 1, PREFETCH>` (the shared `interpolate`, `noise` and
+/// `increment`, same order), restructured for the GPU: the normals of the next `P` steps
+/// are loaded before the current ones are computed (software pipelining, up to 2·P loads in
+/// flight per thread: enough bytes in flight per SM to cover DRAM latency is what bounds this
+/// kernel, see bench/results/bridge-predictions.md), `C` is one register, and stack slots are addressed in 32 bits.
+///
+/// # Safety
+/// `stack` points at this thread's column of a shared stack of `slots·stride` elements
+/// (element `i` at `stack + i·stride`, every slot of the table `< slots`); the table holds
+/// `steps` rows whose rows index `z` and `out` in range.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_d1<T: Real, const P: usize>(
+    table: DeviceSteps<T>,
+    steps: usize,
+    c0: T,
+    x0: T,
+    increments: bool,
+    z: &mut impl Normals<T>,
+    stack: *mut T,
+    stride: u32,
+    sink: &mut impl Sink<T>,
+) {
+    // SAFETY: slot i < slots, so i·stride < slots·stride (contract), all in 32 bits.
+    let slot = |i: u32| unsafe { stack.add((i * stride) as usize) };
+    let chol = [c0];
+    // SAFETY: slot 0 exists.
+    unsafe { *slot(0) = x0 };
+    // Whole groups of PREFETCH steps, each group's normals loaded during the previous group.
+    let full = steps / P * P;
+    let mut s = 0;
+    if full > 0 {
+        let mut next = prefetch_d1::<T, P>(&table, z, 0);
+        while s < full {
+            let cur = next;
+            if s + P < full {
+                next = prefetch_d1::<T, P>(&table, z, s + P);
+            }
+            let mut j = 0;
+            while j < P {
+                step_d1(table.step(s + j), pick(&cur, j), &chol, increments, slot, sink);
+                j += 1;
+            }
+            s += P;
+        }
+    }
+    // The remaining steps one by one.
+    while s < steps {
+        let st = table.step(s);
+        let zv = z.normal(st.z);
+        step_d1(st, zv, &chol, increments, slot, sink);
+        s += 1;
+    }
+}
+
+/// Strategy steps the d = 1 buffer kernels copy into shared memory (longer strategies take
+/// the general path): 128 rows are 8 KiB (f32) or 12 KiB (f64) of coefficients and indices.
+const TABLE_STEPS: usize = 128;
+
+/// Copies the strategy (`steps` rows of each table) into the block's shared arrays `tc`/`ti`
+/// (every thread of the block copies a share, then waits at the barrier) and returns it as a
+/// step table: each step is then a broadcast read from shared memory instead of a global load
+/// that competes with the streamed normals for L1.
+///
+/// # Safety
+/// Every thread of the block calls it (it has a barrier); `coef`/`idx` hold `steps` rows,
+/// `tc`/`ti` at least `steps` rows.
+#[inline(always)]
+unsafe fn stage_table<T: Real>(
+    coef: *const T,
+    idx: *const u32,
+    steps: usize,
+    tc: *mut T,
+    ti: *mut u32,
+) -> DeviceSteps<T> {
+    let (t, b) = (thread_idx_x() as usize, block_dim_x() as usize);
+    let mut i = t;
+    while i < steps * COEFS {
+        // SAFETY: i < steps·COEFS, inside both (contract).
+        unsafe { *tc.add(i) = *coef.add(i) };
+        i += b;
+    }
+    let mut i = t;
+    while i < steps * INDICES {
+        // SAFETY: i < steps·INDICES, inside both (contract).
+        unsafe { *ti.add(i) = *idx.add(i) };
+        i += b;
+    }
+    sync_threads();
+    DeviceSteps { coef: tc as *const CoefRow<T>, idx: ti as *const IndexRow }
 }
 
 /// Scalar arguments common to the bridge kernels.
@@ -151,6 +335,8 @@ unsafe fn run<T: Real>(
         let mut stack = SharedStack { base: shared, stride: block, t: thread_idx_x() as usize };
         if d == 1 {
             generate_path::<T, 1, PREFETCH>(&plan, &mut z, &mut stack, &mut sink);
+        } else if d <= SMALL_DIMS {
+            generate_path::<T, SMALL_DIMS, 2>(&plan, &mut z, &mut stack, &mut sink);
         } else {
             generate_path::<T, MAX_DIMS, 1>(&plan, &mut z, &mut stack, &mut sink);
         }
@@ -161,7 +347,7 @@ unsafe fn run<T: Real>(
 }
 
 macro_rules! bridge_kernels {
-    ($t:ty, [$s1:ident, $s2:ident, $s3:ident], $buffer:ident, $philox:ident, $sobol:ident, $nphilox:ident, $nsobol:ident) => {
+    ($t:ty, $pf:expr, [$s1:ident, $s2:ident, $s3:ident, $tc:ident, $ti:ident], $buffer:ident, $philox:ident, $sobol:ident, $nphilox:ident, $nsobol:ident) => {
         /// The bridge with normals from the buffer `z` (`[row][path]`, `steps·d·paths`).
         ///
         /// # Safety
@@ -184,11 +370,38 @@ macro_rules! bridge_kernels {
             paths: u32,
         ) {
             let p = index_1d();
+            let sh = Shape { steps, dims, slots, increments, paths };
+            let shared = shared_array![$s1: [$t; SHARED_STACK]];
+            let block = block_dim_x();
+            if dims == 1
+                && slots as usize * block as usize <= SHARED_STACK
+                && steps as usize <= TABLE_STEPS
+                && steps as u64 * paths as u64 <= 1u64 << 32
+            {
+                // d = 1, stack and strategy in shared memory, rows·paths ≤ 2^32 (rows = steps
+                // when d = 1): the specialised generator with 32-bit indices. The condition is
+                // uniform over the block, so every thread reaches the barrier in `stage_table`.
+                let tc = shared_array![$tc: [$t; TABLE_STEPS * COEFS]];
+                let ti = shared_array![$ti: [u32; TABLE_STEPS * INDICES]];
+                // SAFETY: coef/idx hold steps rows (contract), tc/ti TABLE_STEPS ≥ steps rows.
+                let table = unsafe { stage_table(coef, idx, steps as usize, tc, ti) };
+                if p >= paths {
+                    return;
+                }
+                let mut src = BufferNormals32 { z, paths, p };
+                let mut sink = BufferSink32 { out, paths, p };
+                // SAFETY: chol and start hold d = 1 element, the table `steps` rows (kernel
+                // contract); the stack column of thread t is shared + t with stride blockDim,
+                // slots·blockDim ≤ SHARED_STACK elements (checked just above).
+                unsafe {
+                    let stack = shared.add(thread_idx_x() as usize);
+                    run_d1::<$t, $pf>(table, steps as usize, *chol, *start, increments != 0, &mut src, stack, block, &mut sink)
+                };
+                return;
+            }
             if p >= paths {
                 return;
             }
-            let sh = Shape { steps, dims, slots, increments, paths };
-            let shared = shared_array![$s1: [$t; SHARED_STACK]];
             let src = BufferNormals { z, paths: paths as usize, p: p as usize };
             // SAFETY: forwarded from this kernel's contract; p < paths.
             unsafe { run::<$t>(sh, shared, coef, idx, chol, start, scratch, out, p as usize, src) }
@@ -307,7 +520,8 @@ macro_rules! bridge_kernels {
 
 bridge_kernels!(
     f32,
-    [BRIDGE_STACK_F32, BRIDGE_STACK_PHILOX_F32, BRIDGE_STACK_SOBOL_F32],
+    PIPELINE_F32,
+    [BRIDGE_STACK_F32, BRIDGE_STACK_PHILOX_F32, BRIDGE_STACK_SOBOL_F32, BRIDGE_TABLE_COEF_F32, BRIDGE_TABLE_IDX_F32],
     bridge_f32,
     bridge_philox_f32,
     bridge_sobol_f32,
@@ -316,7 +530,8 @@ bridge_kernels!(
 );
 bridge_kernels!(
     f64,
-    [BRIDGE_STACK_F64, BRIDGE_STACK_PHILOX_F64, BRIDGE_STACK_SOBOL_F64],
+    PIPELINE_F64,
+    [BRIDGE_STACK_F64, BRIDGE_STACK_PHILOX_F64, BRIDGE_STACK_SOBOL_F64, BRIDGE_TABLE_COEF_F64, BRIDGE_TABLE_IDX_F64],
     bridge_f64,
     bridge_philox_f64,
     bridge_sobol_f64,

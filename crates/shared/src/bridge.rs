@@ -36,7 +36,7 @@ pub const MAX_DIMS: usize = 8;
 /// threads keeps element `i` at `i·b + t` (conflict-free). A strategy uses it when
 /// `slots · d · b ≤ SHARED_STACK`; otherwise its stack lives in a device scratch buffer laid
 /// out `[slot·d + k][path]`.
-pub const SHARED_STACK: usize = 2048;
+pub const SHARED_STACK: usize = 4096;
 
 /// Whether a strategy of `slots` d-vectors fits the shared-memory stack at `block` threads.
 pub fn stack_fits_shared(slots: usize, dims: usize, block: usize) -> bool {
