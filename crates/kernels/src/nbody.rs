@@ -17,7 +17,8 @@ use core::arch::asm;
 use lockstep_cuda_std::math::{rsqrt_approx_f32, rsqrt_approx_f64};
 use lockstep_cuda_std::prelude::*;
 use lockstep_shared::nbody::{
-    Real, Rk4, V4, accel_with, accumulate_exact, accumulate_fast, combine, interacts, scale_accel, stage_position,
+    Real, Rk4, V4, accel_with, accumulate_exact, accumulate_fast, combine, exact_add, exact_diff_r2, exact_scale,
+    interacts, scale_accel, stage_position,
 };
 
 /// Bodies per shared-memory tile at most (= the largest block size).
@@ -113,16 +114,53 @@ impl TileIo for f64 {
 
 /// A pair term.
 trait Pair<T: Real> {
+    /// Whether the tile walk feeds four slots at a time to [`Pair::term4`].
+    const GROUPED: bool = false;
     fn term(acc: [T; 3], xi: V4<T>, bj: V4<T>, eps2: T) -> [T; 3];
+    /// Four consecutive `j` in order (same bits as four [`Pair::term`] calls).
+    #[inline(always)]
+    fn term4(acc: [T; 3], xi: V4<T>, b: [V4<T>; 4], eps2: T) -> [T; 3] {
+        let acc = Self::term(acc, xi, b[0], eps2);
+        let acc = Self::term(acc, xi, b[1], eps2);
+        let acc = Self::term(acc, xi, b[2], eps2);
+        Self::term(acc, xi, b[3], eps2)
+    }
 }
 
 struct Exact;
 struct Fast;
 
 impl<T: Real> Pair<T> for Exact {
+    /// f32 only: there the grouping keeps 48 registers (64 warps → 40 per SM at most, still
+    /// plenty); in f64 it needs 88 (occupancy halves) and f64 exact already leads its peer.
+    const GROUPED: bool = core::mem::size_of::<T>() == 4;
     #[inline(always)]
     fn term(acc: [T; 3], xi: V4<T>, bj: V4<T>, eps2: T) -> [T; 3] {
         accumulate_exact(acc, xi, bj, eps2)
+    }
+    /// The phases of `accumulate_exact` grouped over four `j` (all differences and r², then the
+    /// four square roots, then the four divisions, then the additions in `j` order): the same
+    /// operations on the same values, so the same bits, but four independent sqrt/div chains
+    /// in flight per thread instead of one serial chain.
+    #[inline(always)]
+    fn term4(acc: [T; 3], xi: V4<T>, b: [V4<T>; 4], eps2: T) -> [T; 3] {
+        let p = [
+            exact_diff_r2(xi, b[0], eps2),
+            exact_diff_r2(xi, b[1], eps2),
+            exact_diff_r2(xi, b[2], eps2),
+            exact_diff_r2(xi, b[3], eps2),
+        ];
+        let r = [p[0].1.sqrt(), p[1].1.sqrt(), p[2].1.sqrt(), p[3].1.sqrt()];
+        let s = [
+            exact_scale(b[0].w, p[0].1, r[0]),
+            exact_scale(b[1].w, p[1].1, r[1]),
+            exact_scale(b[2].w, p[2].1, r[2]),
+            exact_scale(b[3].w, p[3].1, r[3]),
+        ];
+        let acc = exact_add(acc, p[0].0, s[0]);
+        let acc = exact_add(acc, p[1].0, s[1]);
+        let acc = exact_add(acc, p[2].0, s[2]);
+        exact_add(acc, p[3].0, s[3])
     }
 }
 
@@ -253,6 +291,12 @@ unsafe fn shared_stage<T: TileIo, P: Pair<T>>(
             // skipped exactly as `interacts` says.
             let walk = |mut acc: [T; 3], lo: u32, hi: u32| {
                 let (mut q, end) = (tile + lo * size, tile + hi * size);
+                while P::GROUPED && q + 4 * size <= end {
+                    // SAFETY: four slots below `end`, written before the barrier.
+                    let b = unsafe { [T::load(q), T::load(q + size), T::load(q + 2 * size), T::load(q + 3 * size)] };
+                    acc = P::term4(acc, xi, b, eps2);
+                    q += 4 * size;
+                }
                 while q < end {
                     // SAFETY: slot (q − tile)/size < count ≤ blockDim.x was written before the barrier.
                     acc = P::term(acc, xi, unsafe { T::load(q) }, eps2);
