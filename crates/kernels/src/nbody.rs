@@ -9,30 +9,158 @@
 //!
 //! Exact kernels (`nbody_{global,shared}_{f32,f64}`) sum the pair terms in increasing `j` with
 //! `accumulate_exact` — the tiled one walks tiles and slots in that same order — so both equal
-//! the CPU bit for bit. Fast kernels (`..._fast`) use FMA and `rsqrt.approx` (f64: plus one
-//! Newton step).
+//! the CPU bit for bit. Fast kernels (`..._fast`) use FMA and `rsqrt.approx` (f64: ptxas expands
+//! it to MUFU.RSQ64H plus a refinement, so no Newton step of ours). The tiled kernels stage the
+//! tile with `st.shared`/`ld.shared` on 32-bit shared addresses (SASS `LDS.128`).
 
+use core::arch::asm;
 use lockstep_cuda_std::math::{rsqrt_approx_f32, rsqrt_approx_f64};
 use lockstep_cuda_std::prelude::*;
 use lockstep_shared::nbody::{
-    Real, Rk4, V4, accel_with, accumulate_exact, accumulate_fast, combine, interacts, scale_accel, stage_position,
+    Real, Rk4, V4, accel_with, accumulate_exact, accumulate_fast, combine, exact_add, exact_diff_r2, exact_scale,
+    interacts, scale_accel, stage_position,
 };
 
 /// Bodies per shared-memory tile at most (= the largest block size).
 const MAX_TILE: usize = 1024;
 
+/// The 32-bit shared-window address of a shared array (from [`shared_array!`]'s generic
+/// pointer), so the tile is read with `ld.shared` (SASS `LDS.128`) instead of generic loads
+/// with 64-bit address arithmetic.
+#[inline(always)]
+fn shared_addr<T>(generic: *mut T) -> u32 {
+    let a: u32;
+    // SAFETY: address conversion only; no memory is touched.
+    unsafe {
+        asm!(
+            "{{ .reg .u64 t; cvta.to.shared.u64 t, {g}; cvt.u32.u64 {a}, t; }}",
+            g = in(reg64) generic as u64,
+            a = out(reg32) a,
+            options(pure, nomem, nostack)
+        )
+    };
+    a
+}
+
+/// A body in shared memory at a 32-bit shared address, 16-byte aligned.
+trait TileIo: Real {
+    /// Reads the body at `addr`.
+    ///
+    /// # Safety
+    /// `addr` is a 16-byte aligned shared address inside this block's tile.
+    unsafe fn load(addr: u32) -> V4<Self>;
+    /// Writes `b` at `addr`.
+    ///
+    /// # Safety
+    /// As [`TileIo::load`].
+    unsafe fn store(addr: u32, b: V4<Self>);
+}
+
+impl TileIo for f32 {
+    #[inline(always)]
+    unsafe fn load(addr: u32) -> V4<f32> {
+        let (x, y, z, w): (f32, f32, f32, f32);
+        // SAFETY: the caller's contract; reads shared memory only.
+        unsafe {
+            asm!(
+                "ld.shared.v4.f32 {{{x}, {y}, {z}, {w}}}, [{a}];",
+                a = in(reg32) addr, x = out(reg32) x, y = out(reg32) y, z = out(reg32) z, w = out(reg32) w,
+                options(pure, readonly, nostack)
+            )
+        };
+        V4 { x, y, z, w }
+    }
+    #[inline(always)]
+    unsafe fn store(addr: u32, b: V4<f32>) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            asm!(
+                "st.shared.v4.f32 [{a}], {{{x}, {y}, {z}, {w}}};",
+                a = in(reg32) addr, x = in(reg32) b.x, y = in(reg32) b.y, z = in(reg32) b.z, w = in(reg32) b.w,
+                options(nostack)
+            )
+        };
+    }
+}
+
+impl TileIo for f64 {
+    #[inline(always)]
+    unsafe fn load(addr: u32) -> V4<f64> {
+        let (x, y, z, w): (f64, f64, f64, f64);
+        // SAFETY: the caller's contract; reads shared memory only.
+        unsafe {
+            asm!(
+                "ld.shared.v2.f64 {{{x}, {y}}}, [{a}];",
+                "ld.shared.v2.f64 {{{z}, {w}}}, [{a}+16];",
+                a = in(reg32) addr, x = out(reg64) x, y = out(reg64) y, z = out(reg64) z, w = out(reg64) w,
+                options(pure, readonly, nostack)
+            )
+        };
+        V4 { x, y, z, w }
+    }
+    #[inline(always)]
+    unsafe fn store(addr: u32, b: V4<f64>) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            asm!(
+                "st.shared.v2.f64 [{a}], {{{x}, {y}}};",
+                "st.shared.v2.f64 [{a}+16], {{{z}, {w}}};",
+                a = in(reg32) addr, x = in(reg64) b.x, y = in(reg64) b.y, z = in(reg64) b.z, w = in(reg64) b.w,
+                options(nostack)
+            )
+        };
+    }
+}
+
 /// A pair term.
 trait Pair<T: Real> {
+    /// Whether the tile walk feeds four slots at a time to [`Pair::term4`].
+    const GROUPED: bool = false;
     fn term(acc: [T; 3], xi: V4<T>, bj: V4<T>, eps2: T) -> [T; 3];
+    /// Four consecutive `j` in order (same bits as four [`Pair::term`] calls).
+    #[inline(always)]
+    fn term4(acc: [T; 3], xi: V4<T>, b: [V4<T>; 4], eps2: T) -> [T; 3] {
+        let acc = Self::term(acc, xi, b[0], eps2);
+        let acc = Self::term(acc, xi, b[1], eps2);
+        let acc = Self::term(acc, xi, b[2], eps2);
+        Self::term(acc, xi, b[3], eps2)
+    }
 }
 
 struct Exact;
 struct Fast;
 
 impl<T: Real> Pair<T> for Exact {
+    /// f32 only: there the grouping keeps 48 registers (64 warps → 40 per SM at most, still
+    /// plenty); in f64 it needs 88 (occupancy halves) and f64 exact already leads its peer.
+    const GROUPED: bool = core::mem::size_of::<T>() == 4;
     #[inline(always)]
     fn term(acc: [T; 3], xi: V4<T>, bj: V4<T>, eps2: T) -> [T; 3] {
         accumulate_exact(acc, xi, bj, eps2)
+    }
+    /// The phases of `accumulate_exact` grouped over four `j` (all differences and r², then the
+    /// four square roots, then the four divisions, then the additions in `j` order): the same
+    /// operations on the same values, so the same bits, but four independent sqrt/div chains
+    /// in flight per thread instead of one serial chain.
+    #[inline(always)]
+    fn term4(acc: [T; 3], xi: V4<T>, b: [V4<T>; 4], eps2: T) -> [T; 3] {
+        let p = [
+            exact_diff_r2(xi, b[0], eps2),
+            exact_diff_r2(xi, b[1], eps2),
+            exact_diff_r2(xi, b[2], eps2),
+            exact_diff_r2(xi, b[3], eps2),
+        ];
+        let r = [p[0].1.sqrt(), p[1].1.sqrt(), p[2].1.sqrt(), p[3].1.sqrt()];
+        let s = [
+            exact_scale(b[0].w, p[0].1, r[0]),
+            exact_scale(b[1].w, p[1].1, r[1]),
+            exact_scale(b[2].w, p[2].1, r[2]),
+            exact_scale(b[3].w, p[3].1, r[3]),
+        ];
+        let acc = exact_add(acc, p[0].0, s[0]);
+        let acc = exact_add(acc, p[1].0, s[1]);
+        let acc = exact_add(acc, p[2].0, s[2]);
+        exact_add(acc, p[3].0, s[3])
     }
 }
 
@@ -46,12 +174,10 @@ impl Pair<f32> for Fast {
 impl Pair<f64> for Fast {
     #[inline(always)]
     fn term(acc: [f64; 3], xi: V4<f64>, bj: V4<f64>, eps2: f64) -> [f64; 3] {
-        accumulate_fast(acc, xi, bj, eps2, |r2: f64| {
-            let y = rsqrt_approx_f64(r2);
-            // One Newton step y·(1.5 − 0.5·r2·y²), fused: relative error ≈ (approx error)².
-            let t = (-0.5 * r2 * y).mul_add(y, 0.5);
-            y.mul_add(t, y)
-        })
+        // `rsqrt.approx.f64` alone: ptxas already expands it to MUFU.RSQ64H plus a cubic
+        // refinement (DMUL, 2 DFMA, DMUL, DFMA; SASS of sm_90), far below the 1e-10 tolerance;
+        // a Newton step of ours on top cost 4 more DP instructions per interaction (~20%).
+        accumulate_fast(acc, xi, bj, eps2, rsqrt_approx_f64)
     }
 }
 
@@ -128,7 +254,7 @@ unsafe fn global_stage<T: Real, P: Pair<T>>(
 /// (≤ [`MAX_TILE`]) bodies.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn shared_stage<T: Real, P: Pair<T>>(
+unsafe fn shared_stage<T: TileIo, P: Pair<T>>(
     tile: *mut V4<T>,
     n: u32,
     stage: u32,
@@ -145,6 +271,8 @@ unsafe fn shared_stage<T: Real, P: Pair<T>>(
     let dim = block_dim_x();
     let i = block_idx_x() * dim + t;
     let live = i < n;
+    let tile = shared_addr(tile);
+    let size = core::mem::size_of::<V4<T>>() as u32;
     // SAFETY: read only below n.
     let xi = if live { unsafe { *src.add(i as usize) } } else { V4::new(T::ZERO, T::ZERO, T::ZERO, T::ZERO) };
     let mut acc = [T::ZERO; 3];
@@ -153,7 +281,7 @@ unsafe fn shared_stage<T: Real, P: Pair<T>>(
         let j = base + t;
         if j < n {
             // SAFETY: t < blockDim.x ≤ the tile's length; j < n.
-            unsafe { *tile.add(t as usize) = *src.add(j as usize) };
+            unsafe { T::store(tile + t * size, *src.add(j as usize)) };
         }
         sync_threads();
         if live {
@@ -162,11 +290,17 @@ unsafe fn shared_stage<T: Real, P: Pair<T>>(
             // walked as `0..me` then `me+1..count`, so the j order is unchanged and j = i is
             // skipped exactly as `interacts` says.
             let walk = |mut acc: [T; 3], lo: u32, hi: u32| {
-                let mut q = lo;
-                while q < hi {
-                    // SAFETY: q < count ≤ blockDim.x; slot q was written before the barrier.
-                    acc = P::term(acc, xi, unsafe { *tile.add(q as usize) }, eps2);
-                    q += 1;
+                let (mut q, end) = (tile + lo * size, tile + hi * size);
+                while P::GROUPED && q + 4 * size <= end {
+                    // SAFETY: four slots below `end`, written before the barrier.
+                    let b = unsafe { [T::load(q), T::load(q + size), T::load(q + 2 * size), T::load(q + 3 * size)] };
+                    acc = P::term4(acc, xi, b, eps2);
+                    q += 4 * size;
+                }
+                while q < end {
+                    // SAFETY: slot (q − tile)/size < count ≤ blockDim.x was written before the barrier.
+                    acc = P::term(acc, xi, unsafe { T::load(q) }, eps2);
+                    q += size;
                 }
                 acc
             };
@@ -229,6 +363,6 @@ nbody_kernels!(
         NBODY_TILE_F64_FAST,
         f64,
         Fast,
-        "f64, fast (FMA, rsqrt.approx + Newton)"
+        "f64, fast (FMA, rsqrt.approx; ptxas refines it)"
     ),
 );

@@ -108,15 +108,34 @@ pub fn interacts(i: u32, j: u32) -> bool {
 
 /// Exact pair term: `acc + m_j·d / (r²·r)` with `d = r_j − r_i`, `r² = ((dx² + dy²) + dz²) + ε²`,
 /// `r = sqrt(r²)` (correctly rounded), one correctly rounded division. No FMA.
+/// Composed of [`exact_diff_r2`], `sqrt`, [`exact_scale`] and [`exact_add`], which kernels may
+/// also call phase by phase for several `j` at once (same operations, same `j` order, same bits).
 #[inline(always)]
 pub fn accumulate_exact<T: Real>(acc: [T; 3], xi: V4<T>, bj: V4<T>, eps2: T) -> [T; 3] {
+    let (d, r2) = exact_diff_r2(xi, bj, eps2);
+    let s = exact_scale(bj.w, r2, r2.sqrt());
+    exact_add(acc, d, s)
+}
+
+/// Exact term, phase 1: `d = r_j − r_i` and `r² = ((dx² + dy²) + dz²) + ε²`.
+#[inline(always)]
+pub fn exact_diff_r2<T: Real>(xi: V4<T>, bj: V4<T>, eps2: T) -> ([T; 3], T) {
     let dx = bj.x - xi.x;
     let dy = bj.y - xi.y;
     let dz = bj.z - xi.z;
-    let r2 = dx * dx + dy * dy + dz * dz + eps2;
-    let r = r2.sqrt();
-    let s = bj.w / (r2 * r);
-    [acc[0] + dx * s, acc[1] + dy * s, acc[2] + dz * s]
+    ([dx, dy, dz], dx * dx + dy * dy + dz * dz + eps2)
+}
+
+/// Exact term, phase 2: `s = m_j / (r²·r)` with `r = sqrt(r²)` supplied (correctly rounded).
+#[inline(always)]
+pub fn exact_scale<T: Real>(m: T, r2: T, r: T) -> T {
+    m / (r2 * r)
+}
+
+/// Exact term, phase 3: `acc + d·s` per component.
+#[inline(always)]
+pub fn exact_add<T: Real>(acc: [T; 3], d: [T; 3], s: T) -> [T; 3] {
+    [acc[0] + d[0] * s, acc[1] + d[1] * s, acc[2] + d[2] * s]
 }
 
 /// Fast pair term with FMA and a caller-supplied reciprocal square root (on the GPU the

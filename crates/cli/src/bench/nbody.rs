@@ -29,8 +29,9 @@ enum Suite {
         /// Kernels: global, shared.
         #[arg(long, value_delimiter = ',', default_values_t = ["shared".to_string()])]
         kernel: Vec<String>,
-        /// Threads per block = bodies per tile.
-        #[arg(long, default_value_t = 256)]
+        /// Threads per block = bodies per tile (512: the fastest of 128/256/512 for all four modes
+        /// at N ≥ 65536 on an H200, bench/results/nbody-throughput.md).
+        #[arg(long, default_value_t = 512)]
         block: u32,
         /// Timed runs per figure (after 2 warm-up runs).
         #[arg(long, default_value_t = 5)]
