@@ -11,7 +11,7 @@ use crate::reference::mg::{Outcome, Setup, Trace, draws_of_group, setups, valida
 use cust::device::DeviceAttribute;
 use cust::function::{BlockSize, Function, FunctionAttribute};
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy};
-use lockstep_shared::mg::{Layout, MgBuffers, MgParams, MgStandaloneBuffers};
+use lockstep_shared::mg::{Layout, MgBuffers, MgParams, MgStandaloneBuffers, S2_MAX_P};
 
 /// Threads per block unless the caller chooses.
 pub const DEFAULT_BLOCK: u32 = 128;
@@ -63,9 +63,10 @@ pub struct Mg<'g> {
     standalone_s2: Function<'g>,
 }
 
-/// Whether the register-lean `*_s2` kernels run a game: `s = 2` and no trace.
+/// Whether the lean `*_s2` kernels run a game: `s = 2`, no trace and `p ≤ S2_MAX_P` (their
+/// per-agent state is one `i16`, see `lockstep_shared::mg::choose_s2`).
 fn lean(params: &MgParams, trace: bool) -> bool {
-    params.s == 2 && !trace
+    params.s == 2 && !trace && params.p <= S2_MAX_P
 }
 
 /// A distributed game's device state, ready to run (again: [`Mg::run_on_device`] resets it).
