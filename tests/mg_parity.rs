@@ -122,6 +122,20 @@ proptest! {
         }
     }
 
+    // More groups than the step kernel keeps resident threads: the kernel-per-step grid is
+    // capped at one wave and threads stride over groups (the lean and the general kernels).
+    #[test]
+    fn mg_step_s2_equals_cpu_with_more_groups_than_resident_threads(half in 150_000u64..250_000, g in 100_000u64..300_000, seed: u32, m in 2u32..=6, block in prop_oneof![Just(256u32), Just(512)]) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let params = MgParams::new(2 * half + 1, m, 2, 40, g);
+        let (want, _) = play(&params, seed, 4, Some(0), false)?;
+        let mg = Mg::with_block_size(gpu, block)?;
+        prop_assert_eq!(&mg.play(&params, seed, 4, Distributed::KernelPerStep, false)?.0, &want);
+        let general = MgParams::new(2 * half + 1, m, 3, 12, g);
+        let (want, _) = play(&general, seed, 4, Some(0), false)?;
+        prop_assert_eq!(&Mg::new(gpu)?.play(&general, seed, 4, Distributed::KernelPerStep, false)?.0, &want);
+    }
+
     // The lean kernels' packed i16 state holds |score difference| ≤ p ≤ S2_MAX_P; one step
     // more runs the general kernels. Both ends equal the CPU (long games of few agents).
     #[test]

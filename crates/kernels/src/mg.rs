@@ -109,7 +109,7 @@ unsafe fn build_groups(params: &MgParams, b: &MgBuffers, first: u64, stride: u64
 
 /// Agents whose data one thread loads at once in the lean `s = 2` pass (memory-level
 /// parallelism: the loads of a batch are all issued before its first store).
-const S2_BATCH: usize = 4;
+const S2_BATCH: usize = 8;
 
 /// The lean `s = 2` pass (the `*_s2` kernels): per agent one packed `i16` state `(d << 1) | k`
 /// in the scores buffer (see `lockstep_shared::mg::choose_s2`) and the two table words; no
@@ -196,17 +196,24 @@ unsafe fn s2_groups<const SETTLE: bool, const VOTE: bool, const SAME: bool>(
         let step = gs as usize;
         if narrow {
             // Whole batches: every load of the batch, then the agents in order.
+            // The last `cnt < 8` agents of the group as one guarded batch (their loads in flight
+            // together too, instead of one round trip each).
             macro_rules! batch {
-                ($($i:literal => $x:ident),*) => {{
+                ($cnt:expr; $($i:literal => $x:ident),*) => {{
+                    let cnt: usize = $cnt;
                     let (bs, b0, bv) = (state.wrapping_add(a), ts0.wrapping_add(a), tv0.wrapping_add(a));
-                    $( let $x = load(bs, b0, bv, (step32 * $i) as usize); )*
-                    $( play($x, bs.wrapping_add((step32 * $i) as usize)); )*
-                    a += step * S2_BATCH;
+                    $( let $x = if $i < cnt { load(bs, b0, bv, (step32 * $i) as usize) } else { (0, 0, 0, 0, 0) }; )*
+                    $( if $i < cnt { play($x, bs.wrapping_add((step32 * $i) as usize)); } )*
+                    a += step * cnt;
                 }};
             }
             while left >= S2_BATCH as u64 {
-                batch!(0 => x0, 1 => x1, 2 => x2, 3 => x3);
+                batch!(S2_BATCH; 0 => x0, 1 => x1, 2 => x2, 3 => x3, 4 => x4, 5 => x5, 6 => x6, 7 => x7);
                 left -= S2_BATCH as u64;
+            }
+            if left > 0 {
+                batch!(left as usize; 0 => x0, 1 => x1, 2 => x2, 3 => x3, 4 => x4, 5 => x5, 6 => x6);
+                left = 0;
             }
         }
         while left > 0 {
