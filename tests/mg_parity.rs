@@ -78,6 +78,11 @@ proptest! {
     }
 }
 
+/// Block shapes for the lean `*_s2` kernels (fewer registers: 512 threads fit too).
+fn lean_blocks() -> impl Strategy<Value = u32> {
+    prop_oneof![Just(32u32), Just(96), Just(128), Just(256), Just(512)]
+}
+
 fn larger_game(half: u64, g: u64, m: u32) -> MgParams {
     MgParams::new(2 * half + 1, m, 2, 100, g)
 }
@@ -89,7 +94,7 @@ proptest! {
     // history, which depends on every agent's choice) must equal the CPU's.
 
     #[test]
-    fn mg_step_s2_equals_cpu_on_larger_games(half in 50_000u64..150_000, g in 1_000u64..40_000, seed: u32, m in 2u32..=6, block in blocks()) {
+    fn mg_step_s2_equals_cpu_on_larger_games(half in 50_000u64..150_000, g in 1_000u64..40_000, seed: u32, m in 2u32..=6, block in lean_blocks()) {
         let Some(gpu) = gpu()? else { return Ok(()) };
         let params = larger_game(half, g, m);
         let (want, _) = play(&params, seed, 1, Some(0), false)?;
@@ -98,7 +103,7 @@ proptest! {
     }
 
     #[test]
-    fn mg_grid_sync_s2_equals_cpu_on_larger_games(half in 50_000u64..150_000, g in 1_000u64..40_000, seed: u32, m in 2u32..=6, block in blocks()) {
+    fn mg_grid_sync_s2_equals_cpu_on_larger_games(half in 50_000u64..150_000, g in 1_000u64..40_000, seed: u32, m in 2u32..=6, block in lean_blocks()) {
         let Some(gpu) = gpu()? else { return Ok(()) };
         let params = larger_game(half, g, m);
         let (want, _) = play(&params, seed, 1, Some(0), false)?;
@@ -107,7 +112,7 @@ proptest! {
     }
 
     #[test]
-    fn mg_standalone_s2_equals_cpu_on_larger_games(half in 20_000u64..60_000, g in 1_000u64..10_000, seed: u32, m in 2u32..=6, block in blocks()) {
+    fn mg_standalone_s2_equals_cpu_on_larger_games(half in 20_000u64..60_000, g in 1_000u64..10_000, seed: u32, m in 2u32..=6, block in lean_blocks()) {
         let Some(gpu) = gpu()? else { return Ok(()) };
         let params = larger_game(half, g, m);
         let got = Mg::with_block_size(gpu, block)?.play_standalone(&params, seed, 3, 3, None, false)?;
@@ -115,6 +120,34 @@ proptest! {
             let (want, _) = play(&params, seed, 3 + i as u64, Some(0), false)?;
             prop_assert_eq!(o, &want, "trial {}", 3 + i);
         }
+    }
+
+    // More groups than the step kernel keeps resident threads: the kernel-per-step grid is
+    // capped at one wave and threads stride over groups (the lean and the general kernels).
+    #[test]
+    fn mg_step_s2_equals_cpu_with_more_groups_than_resident_threads(half in 150_000u64..250_000, g in 100_000u64..300_000, seed: u32, m in 2u32..=6, block in prop_oneof![Just(256u32), Just(512)]) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let params = MgParams::new(2 * half + 1, m, 2, 40, g);
+        let (want, _) = play(&params, seed, 4, Some(0), false)?;
+        let mg = Mg::with_block_size(gpu, block)?;
+        prop_assert_eq!(&mg.play(&params, seed, 4, Distributed::KernelPerStep, false)?.0, &want);
+        let general = MgParams::new(2 * half + 1, m, 3, 12, g);
+        let (want, _) = play(&general, seed, 4, Some(0), false)?;
+        prop_assert_eq!(&Mg::new(gpu)?.play(&general, seed, 4, Distributed::KernelPerStep, false)?.0, &want);
+    }
+
+    // The lean kernels' packed i16 state holds |score difference| ≤ p ≤ S2_MAX_P; one step
+    // more runs the general kernels. Both ends equal the CPU (long games of few agents).
+    #[test]
+    fn mg_s2_kernels_equal_cpu_at_the_lean_p_limit(half in 500u64..1_500, g in 1u64..64, seed: u32, m in 1u32..=7, over in any::<bool>()) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let p = lockstep_shared::mg::S2_MAX_P + over as u32;
+        let params = MgParams::new(2 * half + 1, m, 2, p, g);
+        let (want, _) = play(&params, seed, 2, None, false)?;
+        let mg = Mg::new(gpu)?;
+        prop_assert_eq!(&mg.play(&params, seed, 2, Distributed::KernelPerStep, false)?.0, &want);
+        prop_assert_eq!(&mg.play(&params, seed, 2, Distributed::GridSync { blocks: None }, false)?.0, &want);
+        prop_assert_eq!(&mg.play_standalone(&params, seed, 2, 1, None, false)?[0].0, &want);
     }
 
     // Untraced runs of the general kernels (s ≠ 2) equal the CPU too.

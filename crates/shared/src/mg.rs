@@ -474,6 +474,52 @@ pub fn group_pass_fixed<const S: usize, A: Agents, R: Recorder>(
     ones
 }
 
+/// Largest `p` the lean `s = 2` agent state (see [`choose_s2`]) holds: `|d| ≤ p` must fit in
+/// 14 bits plus sign next to the used-table bit of an `i16`.
+pub const S2_MAX_P: u32 = 16_383;
+
+/// For `s = 2`: the table [`choose_table`] picks, from `d = score(0) − score(1)` alone (table 0
+/// leads: 0; table 1 leads: 1; tie: `c = 2`, pick `(u·2) >> 32 = u >> 31`). Exact whenever the
+/// scores do not wrap (`|score| ≤ steps`).
+///
+/// The GPU's lean `s = 2` kernels use this to keep one `i16` per agent instead of two `i32`
+/// scores: the packed state `(d << 1) | k`, `k` the table the agent used in its last vote (so
+/// settling needs no replayed draw). It is a different storage of the same game: [`settle_s2`]
+/// and [`vote_s2`] give exactly the sides and tables of [`group_pass`] (unit test below; the GPU
+/// parity suites compare the lean kernels with the CPU twins, which keep both scores), as long
+/// as `p ≤` [`S2_MAX_P`].
+#[inline(always)]
+pub fn choose_s2(d: i32, u: u32) -> u32 {
+    if d > 0 {
+        0
+    } else if d < 0 {
+        1
+    } else {
+        u >> 31
+    }
+}
+
+/// For `s = 2`: settles the previous step from the packed state `(d << 1) | k` (see
+/// [`choose_s2`]), the used table's words at history `h` (`t0`, `t1`: word `h div 32` of tables
+/// 0 and 1) and the winning side `w`: table `k` gains 1 if its side won and loses 1 otherwise.
+/// Returns the new `d`.
+#[inline(always)]
+pub fn settle_s2(state: i32, t0: u32, t1: u32, h: u32, w: u32) -> i32 {
+    let d = state >> 1;
+    let k = state & 1;
+    let side = table_side(if k == 0 { t0 } else { t1 }, h);
+    let delta = if side == w { 1 } else { -1 };
+    if k == 0 { d + delta } else { d - delta }
+}
+
+/// For `s = 2`: the vote at history `h` with draw `u` from score difference `d` (see
+/// [`choose_s2`]): `(side, packed state (d << 1) | k)`.
+#[inline(always)]
+pub fn vote_s2(d: i32, u: u32, t0: u32, t1: u32, h: u32) -> (u32, i32) {
+    let k = choose_s2(d, u);
+    (table_side(if k == 0 { t0 } else { t1 }, h), (d << 1) | k as i32)
+}
+
 /// The history before step `k` from `h0` and the vote counts of steps `0..k`: only the last
 /// `m` winners matter, so at most `m` counts are read (`ones(t)` reads step `t`'s count).
 #[inline(always)]
@@ -511,6 +557,41 @@ mod tests {
         assert_eq!(l.per_agent, 21);
         assert_eq!(l.group_stride, 1 + 3 * 21);
         assert!(l.trial_stride >= l.r);
+    }
+
+    /// The lean `s = 2` state (`d`, last used table) plays exactly as two scores with
+    /// `choose_table`: agents with random tables over many steps, with many ties.
+    #[test]
+    fn lean_s2_state_equals_two_scores() {
+        let mut rng = Xsadd::new(2026);
+        for _ in 0..200 {
+            let (t0, t1) = (rng.next_u32(), rng.next_u32());
+            let mut sc = [0i32; 2];
+            let mut state = 0i32;
+            let mut last = None;
+            for _ in 0..400 {
+                let h = rng.next_u32() & 31;
+                let w = rng.next_u32() >> 31;
+                let u = rng.next_u32();
+                // settle the previous vote at its history (both representations)
+                if let Some((k, hp)) = last {
+                    let side = table_side(if k == 0 { t0 } else { t1 }, hp);
+                    sc[k as usize] += if side == w { 1 } else { -1 };
+                    let d = settle_s2(state, t0, t1, hp, w);
+                    assert_eq!(d, sc[0] - sc[1]);
+                    state = d << 1;
+                }
+                let k = choose_table(2, |k| sc[k as usize], u);
+                let (side, packed) = vote_s2(state >> 1, u, t0, t1, h);
+                assert_eq!(packed & 1, k as i32);
+                assert_eq!(side, table_side(if k == 0 { t0 } else { t1 }, h));
+                assert_eq!(choose_s2(sc[0] - sc[1], u), k);
+                state = packed;
+                last = Some((k, h));
+            }
+        }
+        assert!(((S2_MAX_P as i32) << 1) | 1 <= i16::MAX as i32);
+        assert!((-(S2_MAX_P as i32)) << 1 >= i16::MIN as i32);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::reference::mg::{Outcome, Setup, Trace, draws_of_group, setups, valida
 use cust::device::DeviceAttribute;
 use cust::function::{BlockSize, Function, FunctionAttribute};
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy};
-use lockstep_shared::mg::{Layout, MgBuffers, MgParams, MgStandaloneBuffers};
+use lockstep_shared::mg::{Layout, MgBuffers, MgParams, MgStandaloneBuffers, S2_MAX_P};
 
 /// Threads per block unless the caller chooses.
 pub const DEFAULT_BLOCK: u32 = 128;
@@ -23,7 +23,8 @@ pub const MAX_TRACE_BYTES: u64 = 1 << 30;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Distributed {
     /// One launch of `mg_step` (`mg_step_s2` for s = 2 without trace) per pass (`p + 1` launches; the kernel boundary is the grid-wide
-    /// synchronisation), on a grid with one thread per group (at most 2^32 threads).
+    /// synchronisation), on a grid with one thread per group (at most 2^32 threads), capped at
+    /// the blocks the step kernel keeps resident (threads then stride over the groups).
     KernelPerStep,
     /// One persistent `mg_grid_sync` (`mg_grid_sync_s2`) kernel with a grid-wide barrier; `blocks = None` takes the
     /// largest co-resident grid, a larger request is refused.
@@ -63,9 +64,10 @@ pub struct Mg<'g> {
     standalone_s2: Function<'g>,
 }
 
-/// Whether the register-lean `*_s2` kernels run a game: `s = 2` and no trace.
+/// Whether the lean `*_s2` kernels run a game: `s = 2`, no trace and `p ≤ S2_MAX_P` (their
+/// per-agent state is one `i16`, see `lockstep_shared::mg::choose_s2`).
 fn lean(params: &MgParams, trace: bool) -> bool {
-    params.s == 2 && !trace
+    params.s == 2 && !trace && params.p <= S2_MAX_P
 }
 
 /// A distributed game's device state, ready to run (again: [`Mg::run_on_device`] resets it).
@@ -149,8 +151,12 @@ impl<'g> Mg<'g> {
     /// `trace`: they are different kernels) that can be resident at once on this GPU: blocks
     /// per multiprocessor (occupancy at this block size) × multiprocessors.
     pub fn grid_sync_capacity(&self, params: &MgParams, trace: bool) -> Result<u32> {
+        self.resident_blocks(if lean(params, trace) { &self.grid_sync_s2 } else { &self.grid_sync })
+    }
+
+    /// Blocks of `f` resident at once on this GPU (occupancy at this block size × SMs).
+    fn resident_blocks(&self, f: &Function<'_>) -> Result<u32> {
         self.gpu.bind()?;
-        let f = if lean(params, trace) { &self.grid_sync_s2 } else { &self.grid_sync };
         let per_sm = f
             .max_active_blocks_per_multiprocessor(BlockSize::x(self.block), 0)
             .map_err(cuda("cuOccupancyMaxActiveBlocksPerMultiprocessor"))?;
@@ -216,7 +222,14 @@ impl<'g> Mg<'g> {
     pub fn run_on_device(&self, game: &mut Game, model: Distributed) -> Result<()> {
         let params = game.params;
         let grid = match model {
-            Distributed::KernelPerStep => Dims::from(Grid1d::for_len(params.groups, self.block)?),
+            Distributed::KernelPerStep => {
+                // One thread per group, but no more blocks than the step kernel keeps resident
+                // (the kernels stride over groups): a launch is then one wave, no tail.
+                let mut grid = Grid1d::for_len(params.groups, self.block)?;
+                let step = if lean(&params, game.trace.is_some()) { &self.step_s2 } else { &self.step };
+                grid.blocks = grid.blocks.min(self.resident_blocks(step)?.max(1));
+                Dims::from(grid)
+            }
             Distributed::GridSync { blocks } => {
                 let cap = self.grid_sync_capacity(&params, game.trace.is_some())?;
                 let want = blocks.unwrap_or(cap);
