@@ -358,12 +358,10 @@ fn finish<T: Aggregate>(
     old.agg_add(sum)
 }
 
+/// The sum of the values of the lanes in `peers` above `lane` (match variant's exchange).
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-fn aggregate_match<T: Aggregate>(ptr: *mut T, value: T, op: impl FnOnce(*mut T, T) -> T) -> T {
-    let active = activemask();
-    let lane = lane_id();
-    let peers = warp_match_any_u64(active, ptr as u64);
+fn sum_above<T: Aggregate>(active: u32, lane: u32, peers: u32, value: T) -> T {
     let mut rem = lanes::above(peers, lane);
     let mut sum = T::ZERO;
     // Uniform trip count (a vote), so every active lane executes every shuffle.
@@ -375,7 +373,55 @@ fn aggregate_match<T: Aggregate>(ptr: *mut T, value: T, op: impl FnOnce(*mut T, 
         }
         rem = next;
     }
+    sum
+}
+
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+fn aggregate_match<T: Aggregate>(ptr: *mut T, value: T, op: impl FnOnce(*mut T, T) -> T) -> T {
+    let active = activemask();
+    let lane = lane_id();
+    let peers = warp_match_any_u64(active, ptr as u64);
+    let sum = sum_above(active, lane, peers, value);
     finish(active, lane, sum, lanes::writer(peers), ptr, value, op)
+}
+
+/// Warp-aggregated add into global memory when nobody needs the old value (a histogram
+/// bin): the lanes that target the same address combine their values as in
+/// [`atomic_add_aggregated_match`], and the group's lowest lane issues one `red.global.add` —
+/// the form `atomicAdd` takes when its result is unused.
+///
+/// # Safety
+/// `ptr` is a generic pointer to global memory, aligned for `T`, and every concurrent access
+/// to it is atomic. Needs sm_70+.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub unsafe fn global_red_aggregated<T: Aggregate + crate::atomic::AtomicRed>(ptr: *mut T, value: T) {
+    let active = activemask();
+    let lane = lane_id();
+    let peers = warp_match_any_u64(active, ptr as u64);
+    // The writer is the group's lowest lane: its "above" is the whole rest of the group.
+    let sum = sum_above(active, lane, peers, value);
+    if lane == lanes::writer(peers) {
+        // SAFETY: forwarded from the caller.
+        unsafe { T::global_red_add_at(ptr, sum.agg_add(value)) };
+    }
+}
+
+/// Adds 1 per calling lane to the global `*ptr` with one `red.global.add` per distinct address
+/// in the warp (no old value: [`atomic_count_aggregated`] without the round trip).
+///
+/// # Safety
+/// As [`global_red_aggregated`].
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub unsafe fn global_red_count_aggregated<T: Aggregate + crate::atomic::AtomicRed>(ptr: *mut T) {
+    let active = activemask();
+    let peers = warp_match_any_u64(active, ptr as u64);
+    if lane_id() == lanes::writer(peers) {
+        // SAFETY: forwarded from the caller.
+        unsafe { T::global_red_add_at(ptr, T::from_count(peers.count_ones())) };
+    }
 }
 
 #[cfg(target_arch = "nvptx64")]

@@ -2,7 +2,7 @@
 //! (global counters by every method, and shared-memory privatised counters), and the Himeno
 //! Jacobi sweep with its gosa reductions.
 
-use lockstep_cuda_std::aggregate::Aggregate;
+use lockstep_cuda_std::aggregate::{Aggregate, global_red_aggregated, global_red_count_aggregated};
 use lockstep_cuda_std::atomic::{AtomicAdd, AtomicRed, global_red_add, shared_red_add_u32};
 use lockstep_cuda_std::prelude::*;
 use lockstep_cuda_std::thread::{block_dim_y, block_idx_y, block_idx_z, grid_dim_z, grid_size_1d, thread_idx_y};
@@ -235,10 +235,18 @@ unsafe fn hist_global<T: Aggregate + AtomicAdd + AtomicRed>(
                 if c < bins.k {
                     let p = counts.wrapping_add(c as usize);
                     let w = weight(i);
+                    // Nobody reads a bin's old value: plain adds, match and count methods
+                    // issue `red.global.add` (as nvcc does for an unused atomicAdd result).
                     if method == via::PLAIN {
                         global_red_add(p, w);
                     } else if !special(p, w) {
-                        add_via(method, p, w, warp_scratch);
+                        match method {
+                            via::MATCH => global_red_aggregated(p, w),
+                            via::COUNT => global_red_count_aggregated(p),
+                            _ => {
+                                add_via(method, p, w, warp_scratch);
+                            }
+                        }
                     }
                 } else {
                     tally_dropped(&mut d, c - bins.k);
