@@ -1,6 +1,6 @@
 //! The parity harness shared by every suite in `tests/`.
 //!
-//! - [`gpu`]: the GPU, or a loud skip line when there is none (a failure when
+//! - [`gpu`]: the GPU, or a loud skip line per test when there is none (a failure when
 //!   `LOCKSTEP_REQUIRE_GPU=1`, as the bundle's script sets).
 //! - [`assert_bits_eq`]: compares results bit for bit and reports the first mismatch with its
 //!   index, both values as bits, and the inputs that produced it.
@@ -13,8 +13,9 @@
 
 use lockstep::{Error, Gpu};
 use proptest::test_runner::{Config, TestCaseError};
+use std::collections::BTreeSet;
 use std::io::Write;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// Whether a missing GPU is a failure (`LOCKSTEP_REQUIRE_GPU=1`).
 pub fn gpu_required() -> bool {
@@ -26,7 +27,7 @@ pub fn gpu_required() -> bool {
 /// GPU exists but lockstep's module does not load.
 pub fn gpu() -> Result<Option<&'static Gpu>, TestCaseError> {
     static GPU: OnceLock<Result<Gpu, String>> = OnceLock::new();
-    static SKIP_SAID: OnceLock<()> = OnceLock::new();
+    static SKIPPED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
     match GPU.get_or_init(|| {
         Gpu::new().map_err(|e| match e {
             Error::NoDevice { reason } => format!("no-device: {reason}"),
@@ -35,19 +36,26 @@ pub fn gpu() -> Result<Option<&'static Gpu>, TestCaseError> {
     }) {
         Ok(g) => Ok(Some(g)),
         Err(msg) if msg.starts_with("no-device: ") && !gpu_required() => {
-            SKIP_SAID.get_or_init(|| {
+            // libtest runs each test on a thread named after it: one line per skipped test.
+            let test = std::thread::current().name().unwrap_or("unnamed test").to_string();
+            let first = SKIPPED.lock().map(|mut s| s.insert(test.clone())).unwrap_or(true);
+            if first {
                 // Written to the terminal directly: libtest captures print!, not this handle.
+                // `cargo xtask test` counts these lines for its closing summary.
                 let _ = writeln!(
                     std::io::stderr(),
-                    "SKIPPED: GPU parity suites of this binary ({}); set LOCKSTEP_REQUIRE_GPU=1 to make this a failure",
+                    "{SKIP_MARK} {test}: {} (set LOCKSTEP_REQUIRE_GPU=1 to make this a failure)",
                     &msg["no-device: ".len()..]
                 );
-            });
+            }
             Ok(None)
         }
         Err(msg) => Err(TestCaseError::fail(format!("GPU required but unusable: {msg}"))),
     }
 }
+
+/// How a skipped GPU test announces itself on stderr (the start of its line).
+pub const SKIP_MARK: &str = "SKIPPED (no GPU)";
 
 /// Proptest settings for the suites: `PROPTEST_CASES` (default 256) cases, no persistence
 /// files.

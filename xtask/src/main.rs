@@ -88,17 +88,70 @@ fn build_ptx(root: &Path, arch: Arch) -> Result<()> {
     Ok(())
 }
 
-/// `cargo xtask test`: the one test command (README and .ci/run).
+/// `cargo xtask test`: the one test command (README and .ci/run). Runs every test of the
+/// workspace, passes its output through, and closes with one summary line
+/// `summary: P passed, F failed, S skipped`, where S counts the GPU tests that said
+/// `SKIPPED (no GPU)` (they are not counted as passed).
 fn test(root: &Path, extra: &[String]) -> Result<()> {
     setup::run(root)?;
     build_ptx(root, Arch::DEFAULT)?;
     let mut args = vec!["test".to_string(), "--workspace".into()];
     args.extend(extra.iter().cloned());
-    let status = cargo(root).args(&args).status().context("running cargo test")?;
+    let mut child = cargo(root)
+        .args(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .context("running cargo test")?;
+    let stdout = child.stdout.take().context("cargo test stdout")?;
+    let stderr = child.stderr.take().context("cargo test stderr")?;
+    let skips = std::thread::spawn(move || relay(stderr, false));
+    let results = relay(stdout, true);
+    let skipped = skips.join().map_err(|_| anyhow::anyhow!("stderr relay panicked"))?;
+    let status = child.wait()?;
+    let (passed, failed) = results.tally;
+    let skipped = skipped.skips;
+    println!("summary: {} passed, {failed} failed, {skipped} skipped", passed.saturating_sub(skipped));
     if !status.success() {
         bail!("tests failed");
     }
     Ok(())
+}
+
+/// What [`relay`] counted.
+#[derive(Default)]
+struct Relayed {
+    /// (passed, failed) summed over `test result:` lines.
+    tally: (u64, u64),
+    /// Lines announcing a skipped GPU test.
+    skips: u64,
+}
+
+/// Copies a child's output line by line to our stdout (`to_stdout`) or stderr, counting test
+/// results and skipped GPU tests on the way.
+fn relay(stream: impl std::io::Read, to_stdout: bool) -> Relayed {
+    use std::io::{BufRead, Write};
+    let mut counted = Relayed::default();
+    for line in std::io::BufReader::new(stream).lines().map_while(Result::ok) {
+        if let Some(rest) = line.strip_prefix("test result: ") {
+            let number = |word: &str| {
+                rest.split(';').find_map(|part| {
+                    part.trim().strip_suffix(word).and_then(|n| n.trim().rsplit(' ').next()?.parse::<u64>().ok())
+                })
+            };
+            counted.tally.0 += number("passed").unwrap_or(0);
+            counted.tally.1 += number("failed").unwrap_or(0);
+        }
+        if line.starts_with("SKIPPED (no GPU) ") {
+            counted.skips += 1;
+        }
+        if to_stdout {
+            let _ = writeln!(std::io::stdout(), "{line}");
+        } else {
+            let _ = writeln!(std::io::stderr(), "{line}");
+        }
+    }
+    counted
 }
 
 fn cargo_with_cuda(root: &Path, base: &[&str], extra: &[String]) -> Result<()> {
