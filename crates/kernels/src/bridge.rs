@@ -155,34 +155,124 @@ impl<T: Copy> Sink<T> for BufferSink32<T> {
     }
 }
 
+/// A floating-point type the d = 1 kernels read and write in shared memory with explicit
+/// `ld.shared`/`st.shared` on 32-bit addresses (SASS `LDS`/`STS`; a generic pointer from
+/// `cvta.shared` left ptxas emitting generic `LD.E`/`ST.E`).
+trait SharedIo: Real {
+    /// Reads the value at the shared address `addr`.
+    ///
+    /// # Safety
+    /// `addr` is an aligned shared address of this block inside an array it owns.
+    unsafe fn ld(addr: u32) -> Self;
+    /// Writes `v` at `addr`.
+    ///
+    /// # Safety
+    /// As [`SharedIo::ld`].
+    unsafe fn st(addr: u32, v: Self);
+    /// The five coefficients `wl, wr, sd, dt_left, dt_right` of the [`CoefRow`] at `addr`, as
+    /// separate vector/scalar loads (those whose values are unused disappear).
+    ///
+    /// # Safety
+    /// `addr` is the 16-byte aligned shared address of a whole row.
+    unsafe fn ld_coefs(addr: u32) -> [Self; 5];
+}
+
+impl SharedIo for f32 {
+    #[inline(always)]
+    unsafe fn ld(addr: u32) -> f32 {
+        // SAFETY: the caller's contract.
+        unsafe { ld_shared_f32(addr) }
+    }
+    #[inline(always)]
+    unsafe fn st(addr: u32, v: f32) {
+        // SAFETY: the caller's contract.
+        unsafe { st_shared_f32(addr, v) }
+    }
+    #[inline(always)]
+    unsafe fn ld_coefs(addr: u32) -> [f32; 5] {
+        // SAFETY: a row is 32 bytes, 16-byte aligned (caller's contract).
+        let ([a, b, c, d], e) = unsafe { (ld_shared_v4_f32(addr), ld_shared_f32(addr + 16)) };
+        [a, b, c, d, e]
+    }
+}
+
+impl SharedIo for f64 {
+    #[inline(always)]
+    unsafe fn ld(addr: u32) -> f64 {
+        // SAFETY: the caller's contract.
+        unsafe { ld_shared_f64(addr) }
+    }
+    #[inline(always)]
+    unsafe fn st(addr: u32, v: f64) {
+        // SAFETY: the caller's contract.
+        unsafe { st_shared_f64(addr, v) }
+    }
+    #[inline(always)]
+    unsafe fn ld_coefs(addr: u32) -> [f64; 5] {
+        // SAFETY: a row is 64 bytes, 16-byte aligned (caller's contract).
+        let ([a, b], [c, d], e) =
+            unsafe { (ld_shared_v2_f64(addr), ld_shared_v2_f64(addr + 16), ld_shared_f64(addr + 32)) };
+        [a, b, c, d, e]
+    }
+}
+
+/// The strategy in the block's shared memory (written by [`stage_table`]): 32-bit shared
+/// addresses of the coefficient and index tables.
+#[derive(Clone, Copy)]
+struct SharedSteps {
+    coef: u32,
+    idx: u32,
+}
+
+impl SharedSteps {
+    /// Step `s`: one broadcast `ld.shared.v4` (+ scalars) per table.
+    ///
+    /// # Safety
+    /// `s` is below the number of rows [`stage_table`] copied.
+    #[inline(always)]
+    unsafe fn step<T: SharedIo>(&self, s: usize) -> Step<T> {
+        let c = self.coef + s as u32 * core::mem::size_of::<CoefRow<T>>() as u32;
+        let i = self.idx + s as u32 * core::mem::size_of::<IndexRow>() as u32;
+        // SAFETY: row s exists (contract); rows are 16-byte aligned (`CoefRow`, `IndexRow`).
+        unsafe {
+            let [wl, wr, sd, dt_left, dt_right] = T::ld_coefs(c);
+            let [left, right, store, z] = ld_shared_v4_u32(i);
+            let (out, flags) = (ld_shared_u32(i + 16), ld_shared_u32(i + 20));
+            Step { wl, wr, sd, dt_left, dt_right, left, right, store, z, out, flags }
+        }
+    }
+}
+
 /// The normals of steps `s0..s0 + P` (all `< steps`, checked by the caller).
 #[inline(always)]
-fn prefetch_d1<T: Real, const P: usize>(table: &DeviceSteps<T>, z: &mut impl Normals<T>, s0: usize) -> [T; P] {
+fn prefetch_d1<T: SharedIo, const P: usize>(table: &SharedSteps, z: &mut impl Normals<T>, s0: usize) -> [T; P] {
     let mut zs = [T::ZERO; P];
     let mut j = 0;
     while j < P {
-        place(&mut zs, j, z.normal(table.step(s0 + j).z));
+        // SAFETY: s0 + j < steps (caller).
+        place(&mut zs, j, z.normal(unsafe { table.step::<T>(s0 + j) }.z));
         j += 1;
     }
     zs
 }
 
-/// One d = 1 step with its normal `zv` (see [`run_d1`]).
+/// One d = 1 step with its normal `zv` (see [`run_d1`]); `slot(i)` is the shared address of
+/// stack slot `i`.
 #[inline(always)]
-fn step_d1<T: Real>(
+fn step_d1<T: SharedIo>(
     st: Step<T>,
     zv: T,
     chol: &[T; 1],
     increments: bool,
-    slot: impl Fn(u32) -> *mut T,
+    slot: impl Fn(u32) -> u32,
     sink: &mut impl Sink<T>,
 ) {
     // SAFETY: the table's slots are < slots (contract of `run_d1`).
-    let (xl, xr) = unsafe { (*slot(st.left), *slot(st.right)) };
+    let (xl, xr) = unsafe { (T::ld(slot(st.left)), T::ld(slot(st.right))) };
     let x = interpolate(st.wl, xl, st.wr, xr, st.sd, noise::<T, 1>(chol, 1, &[zv], 0));
     if st.store != NO_SLOT {
         // SAFETY: as above.
-        unsafe { *slot(st.store) = x };
+        unsafe { T::st(slot(st.store), x) };
     }
     if !increments {
         sink.put(st.out, x);
@@ -196,35 +286,35 @@ fn step_d1<T: Real>(
     }
 }
 
-/// The d = 1 generator with the stack in shared memory: the same steps, operands and
-/// arithmetic as `generate_path::<T, 1, PREFETCH>` (the shared `interpolate`, `noise` and
-/// `increment`, same order), restructured for the GPU: the normals of the next `P` steps
-/// are loaded before the current ones are computed (software pipelining, up to 2·P loads in
-/// flight per thread: enough bytes in flight per SM to cover DRAM latency is what bounds this
-/// kernel, see bench/results/bridge-predictions.md), `C` is one register, and stack slots are addressed in 32 bits.
+/// The d = 1 generator with the stack and the strategy in shared memory: the same steps,
+/// operands and arithmetic as `generate_path::<T, 1, PREFETCH>` (the shared `interpolate`,
+/// `noise` and `increment`, same order), restructured for the GPU: the normals of the next `P`
+/// steps are loaded before the current ones are computed (software pipelining, up to 2·P loads
+/// in flight per thread, see bench/results/bridge-predictions.md), `C` is one register, and the
+/// table and stack are read with `ld.shared`/`st.shared` on 32-bit shared addresses.
 ///
 /// # Safety
-/// `stack` points at this thread's column of a shared stack of `slots·stride` elements
-/// (element `i` at `stack + i·stride`, every slot of the table `< slots`); the table holds
-/// `steps` rows whose rows index `z` and `out` in range.
+/// `stack` is the shared address of this thread's column of a shared stack of `slots` elements
+/// `stride` bytes apart (element `i` at `stack + i·stride`, every slot of the table `< slots`);
+/// the table holds `steps` rows whose rows index `z` and `out` in range.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn run_d1<T: Real, const P: usize>(
-    table: DeviceSteps<T>,
+unsafe fn run_d1<T: SharedIo, const P: usize>(
+    table: SharedSteps,
     steps: usize,
     c0: T,
     x0: T,
     increments: bool,
     z: &mut impl Normals<T>,
-    stack: *mut T,
+    stack: u32,
     stride: u32,
     sink: &mut impl Sink<T>,
 ) {
-    // SAFETY: slot i < slots, so i·stride < slots·stride (contract), all in 32 bits.
-    let slot = |i: u32| unsafe { stack.add((i * stride) as usize) };
+    // Slot i < slots is at stack + i·stride, inside the array (contract), all in 32 bits.
+    let slot = |i: u32| stack + i * stride;
     let chol = [c0];
     // SAFETY: slot 0 exists.
-    unsafe { *slot(0) = x0 };
+    unsafe { T::st(slot(0), x0) };
     // Whole groups of PREFETCH steps, each group's normals loaded during the previous group.
     let full = steps / P * P;
     let mut s = 0;
@@ -237,7 +327,8 @@ unsafe fn run_d1<T: Real, const P: usize>(
             }
             let mut j = 0;
             while j < P {
-                step_d1(table.step(s + j), pick(&cur, j), &chol, increments, slot, sink);
+                // SAFETY: s + j < full ≤ steps.
+                step_d1(unsafe { table.step(s + j) }, pick(&cur, j), &chol, increments, slot, sink);
                 j += 1;
             }
             s += P;
@@ -245,7 +336,8 @@ unsafe fn run_d1<T: Real, const P: usize>(
     }
     // The remaining steps one by one.
     while s < steps {
-        let st = table.step(s);
+        // SAFETY: s < steps.
+        let st = unsafe { table.step(s) };
         let zv = z.normal(st.z);
         step_d1(st, zv, &chol, increments, slot, sink);
         s += 1;
@@ -257,21 +349,15 @@ unsafe fn run_d1<T: Real, const P: usize>(
 const TABLE_STEPS: usize = 128;
 
 /// Copies the strategy (`steps` rows of each table) into the block's shared arrays `tc`/`ti`
-/// (every thread of the block copies a share, then waits at the barrier) and returns it as a
-/// step table: each step is then a broadcast read from shared memory instead of a global load
-/// that competes with the streamed normals for L1.
+/// (every thread of the block copies a share, then waits at the barrier) and returns their
+/// shared addresses: each step is then a broadcast `ld.shared` instead of a global load that
+/// competes with the streamed normals for L1.
 ///
 /// # Safety
 /// Every thread of the block calls it (it has a barrier); `coef`/`idx` hold `steps` rows,
 /// `tc`/`ti` at least `steps` rows.
 #[inline(always)]
-unsafe fn stage_table<T: Real>(
-    coef: *const T,
-    idx: *const u32,
-    steps: usize,
-    tc: *mut T,
-    ti: *mut u32,
-) -> DeviceSteps<T> {
+unsafe fn stage_table<T: Real>(coef: *const T, idx: *const u32, steps: usize, tc: *mut T, ti: *mut u32) -> SharedSteps {
     let (t, b) = (thread_idx_x() as usize, block_dim_x() as usize);
     let mut i = t;
     while i < steps * COEFS {
@@ -286,7 +372,7 @@ unsafe fn stage_table<T: Real>(
         i += b;
     }
     sync_threads();
-    DeviceSteps { coef: tc as *const CoefRow<T>, idx: ti as *const IndexRow }
+    SharedSteps { coef: shared_addr(tc), idx: shared_addr(ti) }
 }
 
 /// Scalar arguments common to the bridge kernels.
@@ -391,11 +477,23 @@ macro_rules! bridge_kernels {
                 let mut src = BufferNormals32 { z, paths, p };
                 let mut sink = BufferSink32 { out, paths, p };
                 // SAFETY: chol and start hold d = 1 element, the table `steps` rows (kernel
-                // contract); the stack column of thread t is shared + t with stride blockDim,
-                // slots·blockDim ≤ SHARED_STACK elements (checked just above).
+                // contract); the stack column of thread t starts t elements into `shared`, with
+                // stride blockDim elements, slots·blockDim ≤ SHARED_STACK elements (checked just
+                // above).
                 unsafe {
-                    let stack = shared.add(thread_idx_x() as usize);
-                    run_d1::<$t, $pf>(table, steps as usize, *chol, *start, increments != 0, &mut src, stack, block, &mut sink)
+                    let size = core::mem::size_of::<$t>() as u32;
+                    let stack = shared_addr(shared) + thread_idx_x() * size;
+                    run_d1::<$t, $pf>(
+                        table,
+                        steps as usize,
+                        *chol,
+                        *start,
+                        increments != 0,
+                        &mut src,
+                        stack,
+                        block * size,
+                        &mut sink,
+                    )
                 };
                 return;
             }
