@@ -8,11 +8,15 @@
 //! the `scratch` buffer `[slot·d + k][path]` otherwise. Steps are read as 16-byte-aligned rows
 //! (vector loads; every thread reads the same row, one broadcast per warp).
 //!
-//! The d = 1 buffer kernels (the paper's problem) take a specialised path, [`run_d1`], when the
-//! stack fits shared memory, the strategy has at most `TABLE_STEPS` steps and `rows·paths ≤ 2^32`:
-//! the strategy is copied into shared memory once per block, indices are 32-bit, and the normals
-//! of the next 8 steps are loaded while the current 8 are computed. Same arithmetic as
-//! `generate_path` (bit-identical; measurements in bench/results/bridge-predictions.md).
+//! The buffer kernels keep their shared stack in dynamic shared memory sized per launch
+//! (`lockstep_shared::bridge::buffer_shared_bytes`; the fused kernels keep a static
+//! `SHARED_STACK` array). The d = 1 buffer kernels (the paper's problem) take a specialised path,
+//! [`run_d1`], when `lockstep_shared::bridge::buffer_fast_d1` holds (stack fits shared memory, at
+//! most `TABLE_STEPS` steps, `rows·paths ≤ 2^32`): the strategy is copied into shared memory once
+//! per block after the stack, table and stack are read with `ld.shared`/`st.shared` on 32-bit
+//! shared addresses, element indices are 32-bit, and the normals of the next 8 steps are loaded
+//! while the current 8 are computed. Same arithmetic as `generate_path` (bit-identical;
+//! measurements in bench/results/bridge-predictions.md).
 
 use core::slice::from_raw_parts;
 use lockstep_cuda_std::prelude::*;
@@ -20,8 +24,30 @@ use lockstep_shared::bridge::philox::PhiloxNormals;
 use lockstep_shared::bridge::sobol::{BITS, SobolNormals, sobol_u32};
 use lockstep_shared::bridge::{
     COEFS, CoefRow, EMIT_LEFT, EMIT_RIGHT, INDICES, IndexRow, MAX_DIMS, NO_SLOT, Normals, PathPlan, Real, SHARED_STACK,
-    Sink, Stack, Step, Steps, generate_path, increment, interpolate, noise, pick, place,
+    Sink, Stack, Step, Steps, buffer_fast_d1, buffer_stack_bytes, generate_path, increment, interpolate, noise, pick,
+    place,
 };
+
+/// `dynamic_shared!(NAME)` → `*mut u8` to the launch's dynamic shared memory (the bytes the
+/// launcher passes as `sharedMemBytes`), declared as the PTX `.extern .shared` array `NAME`
+/// (16-byte aligned). Unlike `shared_array!`, whose size is fixed at compile time and reserved
+/// by every launch, it costs only what the launch asks for, so the rest of the SM's 256 KiB
+/// stays L1 cache for the streamed loads.
+macro_rules! dynamic_shared {
+    ($name:ident) => {{
+        ::core::arch::global_asm!(concat!(".extern .shared .align 16 .b8 ", stringify!($name), "[];"));
+        let generic: u64;
+        // SAFETY: converts the address of the array declared above; no memory is touched.
+        unsafe {
+            ::core::arch::asm!(
+                concat!("cvta.shared.u64 {p}, ", stringify!($name), ";"),
+                p = out(reg64) generic,
+                options(pure, nomem, nostack)
+            )
+        };
+        generic as *mut u8
+    }};
+}
 
 /// Normals read from a `[row][path]` buffer.
 struct BufferNormals<T> {
@@ -344,10 +370,6 @@ unsafe fn run_d1<T: SharedIo, const P: usize>(
     }
 }
 
-/// Strategy steps the d = 1 buffer kernels copy into shared memory (longer strategies take
-/// the general path): 128 rows are 8 KiB (f32) or 12 KiB (f64) of coefficients and indices.
-const TABLE_STEPS: usize = 128;
-
 /// Copies the strategy (`steps` rows of each table) into the block's shared arrays `tc`/`ti`
 /// (every thread of the block copies a share, then waits at the barrier) and returns their
 /// shared addresses: each step is then a broadcast `ld.shared` instead of a global load that
@@ -433,13 +455,15 @@ unsafe fn run<T: Real>(
 }
 
 macro_rules! bridge_kernels {
-    ($t:ty, $pf:expr, [$s1:ident, $s2:ident, $s3:ident, $tc:ident, $ti:ident], $buffer:ident, $philox:ident, $sobol:ident, $nphilox:ident, $nsobol:ident) => {
+    ($t:ty, $pf:expr, [$dyn:ident, $s2:ident, $s3:ident], $buffer:ident, $philox:ident, $sobol:ident, $nphilox:ident, $nsobol:ident) => {
         /// The bridge with normals from the buffer `z` (`[row][path]`, `steps·d·paths`).
         ///
         /// # Safety
         /// `coef` holds `steps·5`, `idx` `steps·6` (slots < `slots`, z and out rows < steps),
         /// `chol` `d²`, `start` `d`, `z` and `out` `steps·d·paths` elements, `scratch`
-        /// `slots·d·paths` when `slots·d·blockDim > SHARED_STACK`; `1 ≤ d ≤ MAX_DIMS`.
+        /// `slots·d·paths` when `slots·d·blockDim > SHARED_STACK`; `1 ≤ d ≤ MAX_DIMS`; the
+        /// launch has `buffer_shared_bytes(steps, d, slots, blockDim, paths, size_of::<T>())`
+        /// bytes of dynamic shared memory.
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $buffer(
             coef: *const $t,
@@ -457,19 +481,24 @@ macro_rules! bridge_kernels {
         ) {
             let p = index_1d();
             let sh = Shape { steps, dims, slots, increments, paths };
-            let shared = shared_array![$s1: [$t; SHARED_STACK]];
+            // The stack (and on the d = 1 path the strategy) in dynamic shared memory of
+            // `buffer_shared_bytes(..)` bytes (the launcher's contract).
+            let dynamic = dynamic_shared!($dyn);
+            let shared = dynamic as *mut $t;
             let block = block_dim_x();
-            if dims == 1
-                && slots as usize * block as usize <= SHARED_STACK
-                && steps as usize <= TABLE_STEPS
-                && steps as u64 * paths as u64 <= 1u64 << 32
-            {
+            if buffer_fast_d1(steps as usize, dims as usize, slots as usize, block as usize, paths as usize) {
                 // d = 1, stack and strategy in shared memory, rows·paths ≤ 2^32 (rows = steps
                 // when d = 1): the specialised generator with 32-bit indices. The condition is
                 // uniform over the block, so every thread reaches the barrier in `stage_table`.
-                let tc = shared_array![$tc: [$t; TABLE_STEPS * COEFS]];
-                let ti = shared_array![$ti: [u32; TABLE_STEPS * INDICES]];
-                // SAFETY: coef/idx hold steps rows (contract), tc/ti TABLE_STEPS ≥ steps rows.
+                let size = core::mem::size_of::<$t>();
+                // SAFETY: the dynamic array holds the stack's bytes, then `steps` coefficient
+                // rows, then `steps` index rows (`buffer_shared_bytes`, the launcher's contract);
+                // every offset is a multiple of 16.
+                let (tc, ti) = unsafe {
+                    let tc = dynamic.add(buffer_stack_bytes(slots as usize, 1, block as usize, size)) as *mut $t;
+                    (tc, tc.add(steps as usize * COEFS) as *mut u32)
+                };
+                // SAFETY: coef/idx hold steps rows (contract), tc/ti steps rows (above).
                 let table = unsafe { stage_table(coef, idx, steps as usize, tc, ti) };
                 if p >= paths {
                     return;
@@ -619,7 +648,7 @@ macro_rules! bridge_kernels {
 bridge_kernels!(
     f32,
     PIPELINE_F32,
-    [BRIDGE_STACK_F32, BRIDGE_STACK_PHILOX_F32, BRIDGE_STACK_SOBOL_F32, BRIDGE_TABLE_COEF_F32, BRIDGE_TABLE_IDX_F32],
+    [BRIDGE_DYNAMIC_F32, BRIDGE_STACK_PHILOX_F32, BRIDGE_STACK_SOBOL_F32],
     bridge_f32,
     bridge_philox_f32,
     bridge_sobol_f32,
@@ -629,7 +658,7 @@ bridge_kernels!(
 bridge_kernels!(
     f64,
     PIPELINE_F64,
-    [BRIDGE_STACK_F64, BRIDGE_STACK_PHILOX_F64, BRIDGE_STACK_SOBOL_F64, BRIDGE_TABLE_COEF_F64, BRIDGE_TABLE_IDX_F64],
+    [BRIDGE_DYNAMIC_F64, BRIDGE_STACK_PHILOX_F64, BRIDGE_STACK_SOBOL_F64],
     bridge_f64,
     bridge_philox_f64,
     bridge_sobol_f64,
