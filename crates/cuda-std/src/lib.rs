@@ -10,7 +10,8 @@
 //!   `warp_vote_{ballot,any,all}`, `warp_match_any`, through `asm!`.
 //! - [`aggregate`]: warp-aggregated `atomic_add_aggregated` (variants a–d, CAS f64, counts).
 //! - [`atomic`]: `atomic_add` (u32, i32, u64, f32, f64 — native `atom.add`), `atomic_cas`.
-//! - [`shared_array!`]: a statically sized array in shared memory.
+//! - [`shared_array!`]: a statically sized array in shared memory; [`shared`]: `shared_addr` and
+//!   typed `ld_shared_*`/`st_shared_*` (explicit `ld.shared`/`st.shared` on 32-bit addresses).
 //! - a panic handler that executes `trap` (a kernel that panics aborts its launch and the host
 //!   sees `CUDA_ERROR_ILLEGAL_INSTRUCTION`-class errors instead of wrong data).
 //!
@@ -42,6 +43,12 @@ pub mod prelude {
     };
     #[cfg(target_arch = "nvptx64")]
     pub use crate::atomic::{atomic_add, atomic_cas};
+    #[cfg(target_arch = "nvptx64")]
+    pub use crate::shared::{
+        ld_shared_f32, ld_shared_f64, ld_shared_u32, ld_shared_u64, ld_shared_v2_f64, ld_shared_v4_f32,
+        ld_shared_v4_f64, ld_shared_v4_u32, shared_addr, st_shared_f32, st_shared_f64, st_shared_u32, st_shared_u64,
+        st_shared_v4_f32, st_shared_v4_f64,
+    };
     pub use crate::shared_array;
     #[cfg(target_arch = "nvptx64")]
     pub use crate::thread::{block_dim_x, block_idx_x, grid_dim_x, index_1d, sync_threads, thread_idx_x};

@@ -8,11 +8,15 @@
 //! the `scratch` buffer `[slot·d + k][path]` otherwise. Steps are read as 16-byte-aligned rows
 //! (vector loads; every thread reads the same row, one broadcast per warp).
 //!
-//! The d = 1 buffer kernels (the paper's problem) take a specialised path, [`run_d1`], when the
-//! stack fits shared memory, the strategy has at most `TABLE_STEPS` steps and `rows·paths ≤ 2^32`:
-//! the strategy is copied into shared memory once per block, indices are 32-bit, and the normals
-//! of the next 8 steps are loaded while the current 8 are computed. Same arithmetic as
-//! `generate_path` (bit-identical; measurements in bench/results/bridge-predictions.md).
+//! The buffer kernels keep their shared stack in dynamic shared memory sized per launch
+//! (`lockstep_shared::bridge::buffer_shared_bytes`; the fused kernels keep a static
+//! `SHARED_STACK` array). The d = 1 buffer kernels (the paper's problem) take a specialised path,
+//! [`run_d1`], when `lockstep_shared::bridge::buffer_fast_d1` holds (stack fits shared memory, at
+//! most `TABLE_STEPS` steps, `rows·paths ≤ 2^32`): the strategy is copied into shared memory once
+//! per block after the stack, table and stack are read with `ld.shared`/`st.shared` on 32-bit
+//! shared addresses, element indices are 32-bit, and the normals of the next 8 steps are loaded
+//! while the current 8 are computed. Same arithmetic as `generate_path` (bit-identical;
+//! measurements in bench/results/bridge-predictions.md).
 
 use core::slice::from_raw_parts;
 use lockstep_cuda_std::prelude::*;
@@ -20,8 +24,30 @@ use lockstep_shared::bridge::philox::PhiloxNormals;
 use lockstep_shared::bridge::sobol::{BITS, SobolNormals, sobol_u32};
 use lockstep_shared::bridge::{
     COEFS, CoefRow, EMIT_LEFT, EMIT_RIGHT, INDICES, IndexRow, MAX_DIMS, NO_SLOT, Normals, PathPlan, Real, SHARED_STACK,
-    Sink, Stack, Step, Steps, generate_path, increment, interpolate, noise, pick, place,
+    Sink, Stack, Step, Steps, buffer_fast_d1, buffer_stack_bytes, generate_path, increment, interpolate, noise, pick,
+    place,
 };
+
+/// `dynamic_shared!(NAME)` → `*mut u8` to the launch's dynamic shared memory (the bytes the
+/// launcher passes as `sharedMemBytes`), declared as the PTX `.extern .shared` array `NAME`
+/// (16-byte aligned). Unlike `shared_array!`, whose size is fixed at compile time and reserved
+/// by every launch, it costs only what the launch asks for, so the rest of the SM's 256 KiB
+/// stays L1 cache for the streamed loads.
+macro_rules! dynamic_shared {
+    ($name:ident) => {{
+        ::core::arch::global_asm!(concat!(".extern .shared .align 16 .b8 ", stringify!($name), "[];"));
+        let generic: u64;
+        // SAFETY: converts the address of the array declared above; no memory is touched.
+        unsafe {
+            ::core::arch::asm!(
+                concat!("cvta.shared.u64 {p}, ", stringify!($name), ";"),
+                p = out(reg64) generic,
+                options(pure, nomem, nostack)
+            )
+        };
+        generic as *mut u8
+    }};
+}
 
 /// Normals read from a `[row][path]` buffer.
 struct BufferNormals<T> {
@@ -155,34 +181,124 @@ impl<T: Copy> Sink<T> for BufferSink32<T> {
     }
 }
 
+/// A floating-point type the d = 1 kernels read and write in shared memory with explicit
+/// `ld.shared`/`st.shared` on 32-bit addresses (SASS `LDS`/`STS`; a generic pointer from
+/// `cvta.shared` left ptxas emitting generic `LD.E`/`ST.E`).
+trait SharedIo: Real {
+    /// Reads the value at the shared address `addr`.
+    ///
+    /// # Safety
+    /// `addr` is an aligned shared address of this block inside an array it owns.
+    unsafe fn ld(addr: u32) -> Self;
+    /// Writes `v` at `addr`.
+    ///
+    /// # Safety
+    /// As [`SharedIo::ld`].
+    unsafe fn st(addr: u32, v: Self);
+    /// The five coefficients `wl, wr, sd, dt_left, dt_right` of the [`CoefRow`] at `addr`, as
+    /// separate vector/scalar loads (those whose values are unused disappear).
+    ///
+    /// # Safety
+    /// `addr` is the 16-byte aligned shared address of a whole row.
+    unsafe fn ld_coefs(addr: u32) -> [Self; 5];
+}
+
+impl SharedIo for f32 {
+    #[inline(always)]
+    unsafe fn ld(addr: u32) -> f32 {
+        // SAFETY: the caller's contract.
+        unsafe { ld_shared_f32(addr) }
+    }
+    #[inline(always)]
+    unsafe fn st(addr: u32, v: f32) {
+        // SAFETY: the caller's contract.
+        unsafe { st_shared_f32(addr, v) }
+    }
+    #[inline(always)]
+    unsafe fn ld_coefs(addr: u32) -> [f32; 5] {
+        // SAFETY: a row is 32 bytes, 16-byte aligned (caller's contract).
+        let ([a, b, c, d], e) = unsafe { (ld_shared_v4_f32(addr), ld_shared_f32(addr + 16)) };
+        [a, b, c, d, e]
+    }
+}
+
+impl SharedIo for f64 {
+    #[inline(always)]
+    unsafe fn ld(addr: u32) -> f64 {
+        // SAFETY: the caller's contract.
+        unsafe { ld_shared_f64(addr) }
+    }
+    #[inline(always)]
+    unsafe fn st(addr: u32, v: f64) {
+        // SAFETY: the caller's contract.
+        unsafe { st_shared_f64(addr, v) }
+    }
+    #[inline(always)]
+    unsafe fn ld_coefs(addr: u32) -> [f64; 5] {
+        // SAFETY: a row is 64 bytes, 16-byte aligned (caller's contract).
+        let ([a, b], [c, d], e) =
+            unsafe { (ld_shared_v2_f64(addr), ld_shared_v2_f64(addr + 16), ld_shared_f64(addr + 32)) };
+        [a, b, c, d, e]
+    }
+}
+
+/// The strategy in the block's shared memory (written by [`stage_table`]): 32-bit shared
+/// addresses of the coefficient and index tables.
+#[derive(Clone, Copy)]
+struct SharedSteps {
+    coef: u32,
+    idx: u32,
+}
+
+impl SharedSteps {
+    /// Step `s`: one broadcast `ld.shared.v4` (+ scalars) per table.
+    ///
+    /// # Safety
+    /// `s` is below the number of rows [`stage_table`] copied.
+    #[inline(always)]
+    unsafe fn step<T: SharedIo>(&self, s: usize) -> Step<T> {
+        let c = self.coef + s as u32 * core::mem::size_of::<CoefRow<T>>() as u32;
+        let i = self.idx + s as u32 * core::mem::size_of::<IndexRow>() as u32;
+        // SAFETY: row s exists (contract); rows are 16-byte aligned (`CoefRow`, `IndexRow`).
+        unsafe {
+            let [wl, wr, sd, dt_left, dt_right] = T::ld_coefs(c);
+            let [left, right, store, z] = ld_shared_v4_u32(i);
+            let (out, flags) = (ld_shared_u32(i + 16), ld_shared_u32(i + 20));
+            Step { wl, wr, sd, dt_left, dt_right, left, right, store, z, out, flags }
+        }
+    }
+}
+
 /// The normals of steps `s0..s0 + P` (all `< steps`, checked by the caller).
 #[inline(always)]
-fn prefetch_d1<T: Real, const P: usize>(table: &DeviceSteps<T>, z: &mut impl Normals<T>, s0: usize) -> [T; P] {
+fn prefetch_d1<T: SharedIo, const P: usize>(table: &SharedSteps, z: &mut impl Normals<T>, s0: usize) -> [T; P] {
     let mut zs = [T::ZERO; P];
     let mut j = 0;
     while j < P {
-        place(&mut zs, j, z.normal(table.step(s0 + j).z));
+        // SAFETY: s0 + j < steps (caller).
+        place(&mut zs, j, z.normal(unsafe { table.step::<T>(s0 + j) }.z));
         j += 1;
     }
     zs
 }
 
-/// One d = 1 step with its normal `zv` (see [`run_d1`]).
+/// One d = 1 step with its normal `zv` (see [`run_d1`]); `slot(i)` is the shared address of
+/// stack slot `i`.
 #[inline(always)]
-fn step_d1<T: Real>(
+fn step_d1<T: SharedIo>(
     st: Step<T>,
     zv: T,
     chol: &[T; 1],
     increments: bool,
-    slot: impl Fn(u32) -> *mut T,
+    slot: impl Fn(u32) -> u32,
     sink: &mut impl Sink<T>,
 ) {
     // SAFETY: the table's slots are < slots (contract of `run_d1`).
-    let (xl, xr) = unsafe { (*slot(st.left), *slot(st.right)) };
+    let (xl, xr) = unsafe { (T::ld(slot(st.left)), T::ld(slot(st.right))) };
     let x = interpolate(st.wl, xl, st.wr, xr, st.sd, noise::<T, 1>(chol, 1, &[zv], 0));
     if st.store != NO_SLOT {
         // SAFETY: as above.
-        unsafe { *slot(st.store) = x };
+        unsafe { T::st(slot(st.store), x) };
     }
     if !increments {
         sink.put(st.out, x);
@@ -196,35 +312,35 @@ fn step_d1<T: Real>(
     }
 }
 
-/// The d = 1 generator with the stack in shared memory: the same steps, operands and
-/// arithmetic as `generate_path::<T, 1, PREFETCH>` (the shared `interpolate`, `noise` and
-/// `increment`, same order), restructured for the GPU: the normals of the next `P` steps
-/// are loaded before the current ones are computed (software pipelining, up to 2·P loads in
-/// flight per thread: enough bytes in flight per SM to cover DRAM latency is what bounds this
-/// kernel, see bench/results/bridge-predictions.md), `C` is one register, and stack slots are addressed in 32 bits.
+/// The d = 1 generator with the stack and the strategy in shared memory: the same steps,
+/// operands and arithmetic as `generate_path::<T, 1, PREFETCH>` (the shared `interpolate`,
+/// `noise` and `increment`, same order), restructured for the GPU: the normals of the next `P`
+/// steps are loaded before the current ones are computed (software pipelining, up to 2·P loads
+/// in flight per thread, see bench/results/bridge-predictions.md), `C` is one register, and the
+/// table and stack are read with `ld.shared`/`st.shared` on 32-bit shared addresses.
 ///
 /// # Safety
-/// `stack` points at this thread's column of a shared stack of `slots·stride` elements
-/// (element `i` at `stack + i·stride`, every slot of the table `< slots`); the table holds
-/// `steps` rows whose rows index `z` and `out` in range.
+/// `stack` is the shared address of this thread's column of a shared stack of `slots` elements
+/// `stride` bytes apart (element `i` at `stack + i·stride`, every slot of the table `< slots`);
+/// the table holds `steps` rows whose rows index `z` and `out` in range.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn run_d1<T: Real, const P: usize>(
-    table: DeviceSteps<T>,
+unsafe fn run_d1<T: SharedIo, const P: usize>(
+    table: SharedSteps,
     steps: usize,
     c0: T,
     x0: T,
     increments: bool,
     z: &mut impl Normals<T>,
-    stack: *mut T,
+    stack: u32,
     stride: u32,
     sink: &mut impl Sink<T>,
 ) {
-    // SAFETY: slot i < slots, so i·stride < slots·stride (contract), all in 32 bits.
-    let slot = |i: u32| unsafe { stack.add((i * stride) as usize) };
+    // Slot i < slots is at stack + i·stride, inside the array (contract), all in 32 bits.
+    let slot = |i: u32| stack + i * stride;
     let chol = [c0];
     // SAFETY: slot 0 exists.
-    unsafe { *slot(0) = x0 };
+    unsafe { T::st(slot(0), x0) };
     // Whole groups of PREFETCH steps, each group's normals loaded during the previous group.
     let full = steps / P * P;
     let mut s = 0;
@@ -237,7 +353,8 @@ unsafe fn run_d1<T: Real, const P: usize>(
             }
             let mut j = 0;
             while j < P {
-                step_d1(table.step(s + j), pick(&cur, j), &chol, increments, slot, sink);
+                // SAFETY: s + j < full ≤ steps.
+                step_d1(unsafe { table.step(s + j) }, pick(&cur, j), &chol, increments, slot, sink);
                 j += 1;
             }
             s += P;
@@ -245,33 +362,24 @@ unsafe fn run_d1<T: Real, const P: usize>(
     }
     // The remaining steps one by one.
     while s < steps {
-        let st = table.step(s);
+        // SAFETY: s < steps.
+        let st = unsafe { table.step(s) };
         let zv = z.normal(st.z);
         step_d1(st, zv, &chol, increments, slot, sink);
         s += 1;
     }
 }
 
-/// Strategy steps the d = 1 buffer kernels copy into shared memory (longer strategies take
-/// the general path): 128 rows are 8 KiB (f32) or 12 KiB (f64) of coefficients and indices.
-const TABLE_STEPS: usize = 128;
-
 /// Copies the strategy (`steps` rows of each table) into the block's shared arrays `tc`/`ti`
-/// (every thread of the block copies a share, then waits at the barrier) and returns it as a
-/// step table: each step is then a broadcast read from shared memory instead of a global load
-/// that competes with the streamed normals for L1.
+/// (every thread of the block copies a share, then waits at the barrier) and returns their
+/// shared addresses: each step is then a broadcast `ld.shared` instead of a global load that
+/// competes with the streamed normals for L1.
 ///
 /// # Safety
 /// Every thread of the block calls it (it has a barrier); `coef`/`idx` hold `steps` rows,
 /// `tc`/`ti` at least `steps` rows.
 #[inline(always)]
-unsafe fn stage_table<T: Real>(
-    coef: *const T,
-    idx: *const u32,
-    steps: usize,
-    tc: *mut T,
-    ti: *mut u32,
-) -> DeviceSteps<T> {
+unsafe fn stage_table<T: Real>(coef: *const T, idx: *const u32, steps: usize, tc: *mut T, ti: *mut u32) -> SharedSteps {
     let (t, b) = (thread_idx_x() as usize, block_dim_x() as usize);
     let mut i = t;
     while i < steps * COEFS {
@@ -286,7 +394,7 @@ unsafe fn stage_table<T: Real>(
         i += b;
     }
     sync_threads();
-    DeviceSteps { coef: tc as *const CoefRow<T>, idx: ti as *const IndexRow }
+    SharedSteps { coef: shared_addr(tc), idx: shared_addr(ti) }
 }
 
 /// Scalar arguments common to the bridge kernels.
@@ -347,13 +455,15 @@ unsafe fn run<T: Real>(
 }
 
 macro_rules! bridge_kernels {
-    ($t:ty, $pf:expr, [$s1:ident, $s2:ident, $s3:ident, $tc:ident, $ti:ident], $buffer:ident, $philox:ident, $sobol:ident, $nphilox:ident, $nsobol:ident) => {
+    ($t:ty, $pf:expr, [$dyn:ident, $s2:ident, $s3:ident], $buffer:ident, $philox:ident, $sobol:ident, $nphilox:ident, $nsobol:ident) => {
         /// The bridge with normals from the buffer `z` (`[row][path]`, `steps·d·paths`).
         ///
         /// # Safety
         /// `coef` holds `steps·5`, `idx` `steps·6` (slots < `slots`, z and out rows < steps),
         /// `chol` `d²`, `start` `d`, `z` and `out` `steps·d·paths` elements, `scratch`
-        /// `slots·d·paths` when `slots·d·blockDim > SHARED_STACK`; `1 ≤ d ≤ MAX_DIMS`.
+        /// `slots·d·paths` when `slots·d·blockDim > SHARED_STACK`; `1 ≤ d ≤ MAX_DIMS`; the
+        /// launch has `buffer_shared_bytes(steps, d, slots, blockDim, paths, size_of::<T>())`
+        /// bytes of dynamic shared memory.
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $buffer(
             coef: *const $t,
@@ -371,19 +481,24 @@ macro_rules! bridge_kernels {
         ) {
             let p = index_1d();
             let sh = Shape { steps, dims, slots, increments, paths };
-            let shared = shared_array![$s1: [$t; SHARED_STACK]];
+            // The stack (and on the d = 1 path the strategy) in dynamic shared memory of
+            // `buffer_shared_bytes(..)` bytes (the launcher's contract).
+            let dynamic = dynamic_shared!($dyn);
+            let shared = dynamic as *mut $t;
             let block = block_dim_x();
-            if dims == 1
-                && slots as usize * block as usize <= SHARED_STACK
-                && steps as usize <= TABLE_STEPS
-                && steps as u64 * paths as u64 <= 1u64 << 32
-            {
+            if buffer_fast_d1(steps as usize, dims as usize, slots as usize, block as usize, paths as usize) {
                 // d = 1, stack and strategy in shared memory, rows·paths ≤ 2^32 (rows = steps
                 // when d = 1): the specialised generator with 32-bit indices. The condition is
                 // uniform over the block, so every thread reaches the barrier in `stage_table`.
-                let tc = shared_array![$tc: [$t; TABLE_STEPS * COEFS]];
-                let ti = shared_array![$ti: [u32; TABLE_STEPS * INDICES]];
-                // SAFETY: coef/idx hold steps rows (contract), tc/ti TABLE_STEPS ≥ steps rows.
+                let size = core::mem::size_of::<$t>();
+                // SAFETY: the dynamic array holds the stack's bytes, then `steps` coefficient
+                // rows, then `steps` index rows (`buffer_shared_bytes`, the launcher's contract);
+                // every offset is a multiple of 16.
+                let (tc, ti) = unsafe {
+                    let tc = dynamic.add(buffer_stack_bytes(slots as usize, 1, block as usize, size)) as *mut $t;
+                    (tc, tc.add(steps as usize * COEFS) as *mut u32)
+                };
+                // SAFETY: coef/idx hold steps rows (contract), tc/ti steps rows (above).
                 let table = unsafe { stage_table(coef, idx, steps as usize, tc, ti) };
                 if p >= paths {
                     return;
@@ -391,11 +506,23 @@ macro_rules! bridge_kernels {
                 let mut src = BufferNormals32 { z, paths, p };
                 let mut sink = BufferSink32 { out, paths, p };
                 // SAFETY: chol and start hold d = 1 element, the table `steps` rows (kernel
-                // contract); the stack column of thread t is shared + t with stride blockDim,
-                // slots·blockDim ≤ SHARED_STACK elements (checked just above).
+                // contract); the stack column of thread t starts t elements into `shared`, with
+                // stride blockDim elements, slots·blockDim ≤ SHARED_STACK elements (checked just
+                // above).
                 unsafe {
-                    let stack = shared.add(thread_idx_x() as usize);
-                    run_d1::<$t, $pf>(table, steps as usize, *chol, *start, increments != 0, &mut src, stack, block, &mut sink)
+                    let size = core::mem::size_of::<$t>() as u32;
+                    let stack = shared_addr(shared) + thread_idx_x() * size;
+                    run_d1::<$t, $pf>(
+                        table,
+                        steps as usize,
+                        *chol,
+                        *start,
+                        increments != 0,
+                        &mut src,
+                        stack,
+                        block * size,
+                        &mut sink,
+                    )
                 };
                 return;
             }
@@ -521,7 +648,7 @@ macro_rules! bridge_kernels {
 bridge_kernels!(
     f32,
     PIPELINE_F32,
-    [BRIDGE_STACK_F32, BRIDGE_STACK_PHILOX_F32, BRIDGE_STACK_SOBOL_F32, BRIDGE_TABLE_COEF_F32, BRIDGE_TABLE_IDX_F32],
+    [BRIDGE_DYNAMIC_F32, BRIDGE_STACK_PHILOX_F32, BRIDGE_STACK_SOBOL_F32],
     bridge_f32,
     bridge_philox_f32,
     bridge_sobol_f32,
@@ -531,7 +658,7 @@ bridge_kernels!(
 bridge_kernels!(
     f64,
     PIPELINE_F64,
-    [BRIDGE_STACK_F64, BRIDGE_STACK_PHILOX_F64, BRIDGE_STACK_SOBOL_F64, BRIDGE_TABLE_COEF_F64, BRIDGE_TABLE_IDX_F64],
+    [BRIDGE_DYNAMIC_F64, BRIDGE_STACK_PHILOX_F64, BRIDGE_STACK_SOBOL_F64],
     bridge_f64,
     bridge_philox_f64,
     bridge_sobol_f64,

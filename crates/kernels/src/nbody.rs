@@ -11,9 +11,9 @@
 //! `accumulate_exact` — the tiled one walks tiles and slots in that same order — so both equal
 //! the CPU bit for bit. Fast kernels (`..._fast`) use FMA and `rsqrt.approx` (f64: ptxas expands
 //! it to MUFU.RSQ64H plus a refinement, so no Newton step of ours). The tiled kernels stage the
-//! tile with `st.shared`/`ld.shared` on 32-bit shared addresses (SASS `LDS.128`).
+//! tile with `st.shared`/`ld.shared` on 32-bit shared addresses (SASS `LDS.128`, the device
+//! prelude's `shared_addr` and `ld_shared_v4_*`/`st_shared_v4_*`).
 
-use core::arch::asm;
 use lockstep_cuda_std::math::{rsqrt_approx_f32, rsqrt_approx_f64};
 use lockstep_cuda_std::prelude::*;
 use lockstep_shared::nbody::{
@@ -23,24 +23,6 @@ use lockstep_shared::nbody::{
 
 /// Bodies per shared-memory tile at most (= the largest block size).
 const MAX_TILE: usize = 1024;
-
-/// The 32-bit shared-window address of a shared array (from [`shared_array!`]'s generic
-/// pointer), so the tile is read with `ld.shared` (SASS `LDS.128`) instead of generic loads
-/// with 64-bit address arithmetic.
-#[inline(always)]
-fn shared_addr<T>(generic: *mut T) -> u32 {
-    let a: u32;
-    // SAFETY: address conversion only; no memory is touched.
-    unsafe {
-        asm!(
-            "{{ .reg .u64 t; cvta.to.shared.u64 t, {g}; cvt.u32.u64 {a}, t; }}",
-            g = in(reg64) generic as u64,
-            a = out(reg32) a,
-            options(pure, nomem, nostack)
-        )
-    };
-    a
-}
 
 /// A body in shared memory at a 32-bit shared address, 16-byte aligned.
 trait TileIo: Real {
@@ -59,56 +41,28 @@ trait TileIo: Real {
 impl TileIo for f32 {
     #[inline(always)]
     unsafe fn load(addr: u32) -> V4<f32> {
-        let (x, y, z, w): (f32, f32, f32, f32);
-        // SAFETY: the caller's contract; reads shared memory only.
-        unsafe {
-            asm!(
-                "ld.shared.v4.f32 {{{x}, {y}, {z}, {w}}}, [{a}];",
-                a = in(reg32) addr, x = out(reg32) x, y = out(reg32) y, z = out(reg32) z, w = out(reg32) w,
-                options(pure, readonly, nostack)
-            )
-        };
+        // SAFETY: the caller's contract.
+        let [x, y, z, w] = unsafe { ld_shared_v4_f32(addr) };
         V4 { x, y, z, w }
     }
     #[inline(always)]
     unsafe fn store(addr: u32, b: V4<f32>) {
         // SAFETY: the caller's contract.
-        unsafe {
-            asm!(
-                "st.shared.v4.f32 [{a}], {{{x}, {y}, {z}, {w}}};",
-                a = in(reg32) addr, x = in(reg32) b.x, y = in(reg32) b.y, z = in(reg32) b.z, w = in(reg32) b.w,
-                options(nostack)
-            )
-        };
+        unsafe { st_shared_v4_f32(addr, [b.x, b.y, b.z, b.w]) };
     }
 }
 
 impl TileIo for f64 {
     #[inline(always)]
     unsafe fn load(addr: u32) -> V4<f64> {
-        let (x, y, z, w): (f64, f64, f64, f64);
-        // SAFETY: the caller's contract; reads shared memory only.
-        unsafe {
-            asm!(
-                "ld.shared.v2.f64 {{{x}, {y}}}, [{a}];",
-                "ld.shared.v2.f64 {{{z}, {w}}}, [{a}+16];",
-                a = in(reg32) addr, x = out(reg64) x, y = out(reg64) y, z = out(reg64) z, w = out(reg64) w,
-                options(pure, readonly, nostack)
-            )
-        };
+        // SAFETY: the caller's contract.
+        let [x, y, z, w] = unsafe { ld_shared_v4_f64(addr) };
         V4 { x, y, z, w }
     }
     #[inline(always)]
     unsafe fn store(addr: u32, b: V4<f64>) {
         // SAFETY: the caller's contract.
-        unsafe {
-            asm!(
-                "st.shared.v2.f64 [{a}], {{{x}, {y}}};",
-                "st.shared.v2.f64 [{a}+16], {{{z}, {w}}};",
-                a = in(reg32) addr, x = in(reg64) b.x, y = in(reg64) b.y, z = in(reg64) b.z, w = in(reg64) b.w,
-                options(nostack)
-            )
-        };
+        unsafe { st_shared_v4_f64(addr, [b.x, b.y, b.z, b.w]) };
     }
 }
 

@@ -43,6 +43,36 @@ pub fn stack_fits_shared(slots: usize, dims: usize, block: usize) -> bool {
     slots.saturating_mul(dims).saturating_mul(block) <= SHARED_STACK
 }
 
+/// Strategy steps the d = 1 buffer kernels copy into shared memory (longer strategies take
+/// the general path): 128 rows are 8 KiB (f32) or 12 KiB (f64) of coefficients and indices.
+pub const TABLE_STEPS: usize = 128;
+
+/// Whether the buffer kernels (`bridge_f32/f64`) take their specialised d = 1 path: d = 1, the
+/// stack fits in shared memory, at most [`TABLE_STEPS`] steps, and `steps·paths ≤ 2^32` (32-bit
+/// element indices). The kernel and its launcher both decide with this function.
+pub fn buffer_fast_d1(steps: usize, dims: usize, slots: usize, block: usize, paths: usize) -> bool {
+    dims == 1
+        && stack_fits_shared(slots, 1, block)
+        && steps <= TABLE_STEPS
+        && (steps as u64).saturating_mul(paths as u64) <= 1u64 << 32
+}
+
+/// Bytes of the buffer kernels' shared stack (dynamic shared memory, sized per launch):
+/// `slots·d·block` elements of `elem` bytes rounded up to 16, or 0 when it does not fit
+/// ([`stack_fits_shared`]).
+pub fn buffer_stack_bytes(slots: usize, dims: usize, block: usize, elem: usize) -> usize {
+    if stack_fits_shared(slots, dims, block) { (slots * dims * block * elem).div_ceil(16) * 16 } else { 0 }
+}
+
+/// Bytes of dynamic shared memory a launch of the buffer kernels needs: the stack
+/// ([`buffer_stack_bytes`]), then on the d = 1 path ([`buffer_fast_d1`]) the strategy's
+/// `steps` coefficient rows (`COEFS·elem` bytes each) followed by its index rows (`INDICES·4`).
+/// At most 32 KiB + 12 KiB (f64), under the 48 KiB a launch may use without opting in.
+pub fn buffer_shared_bytes(steps: usize, dims: usize, slots: usize, block: usize, paths: usize, elem: usize) -> usize {
+    let stack = buffer_stack_bytes(slots, dims, block, elem);
+    if buffer_fast_d1(steps, dims, slots, block, paths) { stack + steps * (COEFS * elem + INDICES * 4) } else { stack }
+}
+
 /// `store` of a step whose value no later step reads.
 pub const NO_SLOT: u32 = u32::MAX;
 
@@ -461,6 +491,29 @@ pub fn generate_path<T: Real, const D: usize, const P: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn buffer_shared_bytes_hold_the_stack_and_table_within_the_default_limit() {
+        // Paper problem in f32 at 128 threads: 7 slots × 128 × 4 B of stack, then 64 rows of
+        // 32 B coefficients and 32 B indices.
+        assert!(buffer_fast_d1(64, 1, 7, 128, 1_439_744));
+        assert_eq!(buffer_shared_bytes(64, 1, 7, 128, 1_439_744, 4), 3584 + 64 * 64);
+        // f64: 64 B coefficient rows.
+        assert_eq!(buffer_shared_bytes(64, 1, 7, 128, 1_439_744, 8), 7168 + 64 * 96);
+        // Unaligned stack sizes round up to 16 so the table rows stay 16-byte aligned.
+        assert_eq!(buffer_stack_bytes(3, 1, 1, 4), 16);
+        // Not the d = 1 path: the stack only (d = 3), or nothing (stack in scratch).
+        assert!(!buffer_fast_d1(64, 3, 7, 128, 1000));
+        assert_eq!(buffer_shared_bytes(64, 3, 7, 128, 1000, 4), 7 * 3 * 128 * 4);
+        assert_eq!(buffer_shared_bytes(64, 8, 7, 128, 1000, 4), 0);
+        // Too many steps for the table, or rows·paths beyond 2^32: the general path.
+        assert!(!buffer_fast_d1(TABLE_STEPS + 1, 1, 7, 128, 1000));
+        assert!(!buffer_fast_d1(64, 1, 7, 128, (1 << 26) + 1));
+        assert!(buffer_fast_d1(64, 1, 7, 128, 1 << 26));
+        // The largest launch stays under the 48 KiB a kernel may use without opting in.
+        let worst = buffer_shared_bytes(TABLE_STEPS, 1, SHARED_STACK / 32, 32, 1, 8);
+        assert!(worst <= 48 * 1024, "{worst}");
+    }
 
     #[test]
     fn weights_interpolate_linearly_and_vanish_at_the_ends() {

@@ -238,15 +238,31 @@ impl<'g> Bridge<'g> {
             DeviceSource::Buffer(z) => {
                 expect_len("z", z.len(), len)?;
                 let zp = z.as_device_ptr();
+                // The stack (and on the d = 1 path the strategy) in dynamic shared memory, sized
+                // for this launch: ≤ 44 KiB, under the 48 KiB default limit.
+                let bytes = lockstep_shared::bridge::buffer_shared_bytes(
+                    plan.steps as usize,
+                    plan.dims as usize,
+                    plan.slots as usize,
+                    self.block as usize,
+                    paths,
+                    core::mem::size_of::<T>(),
+                );
+                let shared_bytes = u32::try_from(bytes).map_err(|_| Error::TooLarge {
+                    what: "shared memory bytes",
+                    value: bytes as u64,
+                    max: u32::MAX as u64,
+                })?;
                 // SAFETY: arguments mirror `bridge_f32/f64(coef, idx, steps, dims, slots, chol, start,
                 // increments, scratch, z, out, paths)`; the tables come from one validated Plan
-                // (slots < slots, rows < (N+1)·d), z/out hold (N+1)·d·paths, scratch as checked.
+                // (slots < slots, rows < (N+1)·d), z/out hold (N+1)·d·paths, scratch as checked,
+                // shared_bytes = buffer_shared_bytes(..) as the kernel expects.
                 unsafe {
                     self.gpu.launch(
                         &k.buffer,
                         k.names[0],
                         grid,
-                        0,
+                        shared_bytes,
                         &[
                             arg(&cp),
                             arg(&ip),
