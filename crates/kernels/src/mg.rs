@@ -5,7 +5,6 @@
 //! order whatever the grid.
 
 use lockstep_cuda_std::atomic::{load_volatile_u32, threadfence};
-use lockstep_cuda_std::memory::{load_global_i16, load_global_u32, store_global_i16};
 use lockstep_cuda_std::prelude::*;
 use lockstep_cuda_std::thread::grid_size_1d;
 use lockstep_shared::mg::{
@@ -121,13 +120,7 @@ const S2_BATCH: usize = 8;
 /// As [`build_groups`]; `params.s == 2`, `params.p ≤ S2_MAX_P`, the scores buffer zeroed
 /// before pass 0 (state 0: both scores 0).
 #[inline(always)]
-unsafe fn pass_groups_s2<const TAIL: bool>(
-    params: &MgParams,
-    b: &MgBuffers,
-    pass: Pass,
-    first: u64,
-    stride: u64,
-) -> u64 {
+unsafe fn pass_groups_s2(params: &MgParams, b: &MgBuffers, pass: Pass, first: u64, stride: u64) -> u64 {
     // One monomorphised loop per kind of pass (no per-agent branches on it): settle and vote
     // (the same table word when h div 32 agrees, always for m ≤ 5), vote only (pass 0),
     // settle only (pass p).
@@ -135,25 +128,22 @@ unsafe fn pass_groups_s2<const TAIL: bool>(
     unsafe {
         match (pass.settle, pass.vote) {
             (Some((hs, _)), Some((_, hv))) if hs >> 5 == hv >> 5 => {
-                s2_groups::<true, true, true, TAIL>(params, b, pass, first, stride)
+                s2_groups::<true, true, true>(params, b, pass, first, stride)
             }
-            (Some(_), Some(_)) => s2_groups::<true, true, false, TAIL>(params, b, pass, first, stride),
-            (None, _) => s2_groups::<false, true, false, TAIL>(params, b, pass, first, stride),
-            (Some(_), None) => s2_groups::<true, false, false, TAIL>(params, b, pass, first, stride),
+            (Some(_), Some(_)) => s2_groups::<true, true, false>(params, b, pass, first, stride),
+            (None, _) => s2_groups::<false, true, false>(params, b, pass, first, stride),
+            (Some(_), None) => s2_groups::<true, false, false>(params, b, pass, first, stride),
         }
     }
 }
 
 /// [`pass_groups_s2`] for one kind of pass: `SETTLE`/`VOTE` as `pass` says, `SAME` when both
-/// use the same table word. `TAIL`: a group's last `len mod 8` agents form one guarded batch
-/// (their loads in flight together); without it they are played one round trip each, which
-/// costs the standalone kernel (1,024-agent groups: no tail but one) nothing and saves it the
-/// registers of a second batch body (sm_90: 80 instead of 96, so 2 blocks of 384 fit an SM).
+/// use the same table word.
 ///
 /// # Safety
 /// As [`pass_groups_s2`], with the const parameters matching `pass`.
 #[inline(always)]
-unsafe fn s2_groups<const SETTLE: bool, const VOTE: bool, const SAME: bool, const TAIL: bool>(
+unsafe fn s2_groups<const SETTLE: bool, const VOTE: bool, const SAME: bool>(
     params: &MgParams,
     b: &MgBuffers,
     pass: Pass,
@@ -197,7 +187,10 @@ unsafe fn s2_groups<const SETTLE: bool, const VOTE: bool, const SAME: bool, cons
     while g < gs {
         // SAFETY: g < G generators (a settle-only pass draws nothing: no copy).
         let mut cur = if VOTE { unsafe { *rng.add(g as usize) } } else { Xsadd { s: [0; 4] } };
-        let mut play = |x: (i32, u32, u32, u32, u32)| s2_agent::<SETTLE, VOTE>(x, (hs, ws), hv, &mut cur, &mut ones);
+        let mut play = |x: (i32, u32, u32, u32, u32), st: *mut i16| {
+            // SAFETY: as `load`; only this thread touches group g's agents.
+            unsafe { s2_agent::<SETTLE, VOTE>(x, st, (hs, ws), hv, &mut cur, &mut ones) }
+        };
         let mut left = params.group_len(g);
         let mut a = g as usize;
         let step = gs as usize;
@@ -205,26 +198,12 @@ unsafe fn s2_groups<const SETTLE: bool, const VOTE: bool, const SAME: bool, cons
             // Whole batches: every load of the batch, then the agents in order.
             // The last `cnt < 8` agents of the group as one guarded batch (their loads in flight
             // together too, instead of one round trip each).
-            // Global loads and stores at 32-bit offsets `i·G` from three bases per batch
-            // (`lockstep_cuda_std::memory`): no 64-bit address per agent stays live, which
-            // keeps the registers down.
-            // SAFETY (every use below): the bases plus i·G address agent g + (j + i)·G < n for
-            // a local agent j + i < len (as `load`); only this thread touches group g's agents.
             macro_rules! batch {
                 ($cnt:expr; $($i:literal => $x:ident),*) => {{
                     let cnt: usize = $cnt;
-                    let (bs, b0, b1) = (state.wrapping_add(a), ts0.wrapping_add(a), ts0.wrapping_add(a + t1));
-                    $( let $x = if $i < cnt {
-                        let o = step32 * $i;
-                        // SAFETY: see above.
-                        let (x, s0, s1) = unsafe { (load_global_i16(bs, o), load_global_u32(b0, o), load_global_u32(b1, o)) };
-                        (x, s0, s1, s0, s1)
-                    } else { (0, 0, 0, 0, 0) }; )*
-                    $( if $i < cnt {
-                        let out = play($x);
-                        // SAFETY: see above.
-                        unsafe { store_global_i16(bs, step32 * $i, out) };
-                    } )*
+                    let (bs, b0, bv) = (state.wrapping_add(a), ts0.wrapping_add(a), tv0.wrapping_add(a));
+                    $( let $x = if $i < cnt { load(bs, b0, bv, (step32 * $i) as usize) } else { (0, 0, 0, 0, 0) }; )*
+                    $( if $i < cnt { play($x, bs.wrapping_add((step32 * $i) as usize)); } )*
                     a += step * cnt;
                 }};
             }
@@ -232,15 +211,13 @@ unsafe fn s2_groups<const SETTLE: bool, const VOTE: bool, const SAME: bool, cons
                 batch!(S2_BATCH; 0 => x0, 1 => x1, 2 => x2, 3 => x3, 4 => x4, 5 => x5, 6 => x6, 7 => x7);
                 left -= S2_BATCH as u64;
             }
-            if TAIL && left > 0 {
+            if left > 0 {
                 batch!(left as usize; 0 => x0, 1 => x1, 2 => x2, 3 => x3, 4 => x4, 5 => x5, 6 => x6);
                 left = 0;
             }
         }
         while left > 0 {
-            let out = play(load(state, ts0, tv0, a));
-            // SAFETY: as `load`; only this thread touches group g's agents.
-            unsafe { *state.add(a) = out as i16 };
+            play(load(state, ts0, tv0, a), state.wrapping_add(a));
             a += step;
             left -= 1;
         }
@@ -254,16 +231,20 @@ unsafe fn s2_groups<const SETTLE: bool, const VOTE: bool, const SAME: bool, cons
 }
 
 /// One agent of the lean pass: settle (with `SETTLE`: history and winner `settle`), vote (with
-/// `VOTE`, at history `hv`, drawing from `cur`, counting side 1 in `ones`); returns the new
-/// packed state (the caller stores its low 16 bits).
+/// `VOTE`, at history `hv`, drawing from `cur`, counting side 1 in `ones`) and store the new
+/// packed state at `st`.
+///
+/// # Safety
+/// `st` is the agent's state, which only this thread touches.
 #[inline(always)]
-fn s2_agent<const SETTLE: bool, const VOTE: bool>(
+unsafe fn s2_agent<const SETTLE: bool, const VOTE: bool>(
     x: (i32, u32, u32, u32, u32),
+    st: *mut i16,
     settle: (u32, u32),
     hv: u32,
     cur: &mut Xsadd,
     ones: &mut u64,
-) -> i32 {
+) {
     let (x, s0, s1, v0, v1) = x;
     let d = if SETTLE { settle_s2(x, s0, s1, settle.0, settle.1) } else { x >> 1 };
     let mut out = d << 1;
@@ -272,26 +253,20 @@ fn s2_agent<const SETTLE: bool, const VOTE: bool>(
         *ones += side as u64;
         out = packed;
     }
-    out
+    // SAFETY: the caller's contract.
+    unsafe { *st = out as i16 };
 }
 
 /// Pass `pass` for groups `first, first + stride, …`; returns this thread's side-1 votes.
-/// `S2`: the lean `s = 2` pass without trace (the `*_s2` kernels, [`pass_groups_s2`]), with
-/// its tail batch when `TAIL`.
+/// `S2`: the lean `s = 2` pass without trace (the `*_s2` kernels, [`pass_groups_s2`]).
 ///
 /// # Safety
 /// As [`build_groups`]; with `S2`, as [`pass_groups_s2`].
 #[inline(always)]
-unsafe fn pass_groups<const S2: bool, const TAIL: bool>(
-    params: &MgParams,
-    b: &MgBuffers,
-    pass: Pass,
-    first: u64,
-    stride: u64,
-) -> u64 {
+unsafe fn pass_groups<const S2: bool>(params: &MgParams, b: &MgBuffers, pass: Pass, first: u64, stride: u64) -> u64 {
     if S2 {
         // SAFETY: forwarded.
-        return unsafe { pass_groups_s2::<TAIL>(params, b, pass, first, stride) };
+        return unsafe { pass_groups_s2(params, b, pass, first, stride) };
     }
     let rng = b.rng as *mut Xsadd;
     let prevs = b.rng_prev as *mut Xsadd;
@@ -362,7 +337,7 @@ unsafe fn step_impl<const S2: bool>(params: MgParams, b: MgBuffers, k: u32, h0: 
         Pass::new(k, params.p, h_prev, w_prev, next_history(h_prev, w_prev, params.history_mask()))
     };
     // SAFETY: forwarded from the launch contract.
-    let votes = unsafe { pass_groups::<S2, true>(&params, &b, pass, index_1d() as u64, grid_size_1d()) };
+    let votes = unsafe { pass_groups::<S2>(&params, &b, pass, index_1d() as u64, grid_size_1d()) };
     if k < params.p && votes > 0 {
         // SAFETY: k < p counts.
         unsafe { atomic_add(ones.add(k as usize), votes) };
@@ -436,7 +411,7 @@ unsafe fn grid_sync_impl<const S2: bool>(params: MgParams, b: MgBuffers, h0: u32
     for k in 0..=params.p {
         let pass = Pass::new(k, params.p, h_prev, w_prev, h_cur);
         // SAFETY: forwarded from the launch contract.
-        let votes = unsafe { pass_groups::<S2, true>(&params, &b, pass, first, stride) };
+        let votes = unsafe { pass_groups::<S2>(&params, &b, pass, first, stride) };
         if k == params.p {
             break;
         }
@@ -533,7 +508,7 @@ unsafe fn standalone_impl<const S2: bool>(params: MgParams, sb: MgStandaloneBuff
         for k in 0..=params.p {
             let pass = Pass::new(k, params.p, h_prev, w_prev, h_cur);
             // SAFETY: as above.
-            let mine = unsafe { pass_groups::<S2, false>(&params, &b, pass, t, threads) };
+            let mine = unsafe { pass_groups::<S2>(&params, &b, pass, t, threads) };
             let slot = (k % 3) as usize;
             if mine > 0 && k < params.p {
                 // SAFETY: slot < 3; shared-memory atomic.
