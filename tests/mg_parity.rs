@@ -78,9 +78,10 @@ proptest! {
     }
 }
 
-/// Block shapes for the lean `*_s2` kernels (fewer registers: 512 threads fit too).
+/// Block shapes for the lean `*_s2` kernels (fewer registers: 512 threads fit too; 352 and 384
+/// are the standalone shapes that leave some threads one group fewer).
 fn lean_blocks() -> impl Strategy<Value = u32> {
-    prop_oneof![Just(32u32), Just(96), Just(128), Just(256), Just(512)]
+    prop_oneof![Just(32u32), Just(96), Just(128), Just(256), Just(352), Just(384), Just(512)]
 }
 
 fn larger_game(half: u64, g: u64, m: u32) -> MgParams {

@@ -10,6 +10,8 @@
 //!   `warp_vote_{ballot,any,all}`, `warp_match_any`, through `asm!`.
 //! - [`aggregate`]: warp-aggregated `atomic_add_aggregated` (variants a–d, CAS f64, counts).
 //! - [`atomic`]: `atomic_add` (u32, i32, u64, f32, f64 — native `atom.add`), `atomic_cas`.
+//! - [`memory`]: `load_global_i16`, `load_global_u32`, `store_global_i16` at a 32-bit element
+//!   offset (`ld.global`/`st.global`).
 //! - [`shared_array!`]: a statically sized array in shared memory; [`shared`]: `shared_addr` and
 //!   typed `ld_shared_*`/`st_shared_*` (explicit `ld.shared`/`st.shared` on 32-bit addresses).
 //! - a panic handler that executes `trap` (a kernel that panics aborts its launch and the host
@@ -30,6 +32,7 @@
 pub mod aggregate;
 pub mod atomic;
 pub mod math;
+pub mod memory;
 pub mod shared;
 pub mod thread;
 pub mod warp;

@@ -118,7 +118,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     match a.config {
         Config::Standalone => {
             let mut run = mg.prepare_standalone(&params, 2026, 0, trials, None, false)?;
-            println!("standalone: {} blocks × {} threads for {trials} trials", run.blocks(), a.block);
+            let (regs, resident) = mg.standalone_occupancy(&params, false)?;
+            println!(
+                "standalone: {} blocks × {} threads for {trials} trials ({regs} registers per thread, {resident} blocks resident at once)",
+                run.blocks(),
+                a.block
+            );
             let t = time_gpu(&gpu, 0, a.runs, || mg.run_standalone_on_device(&mut run))?;
             let out = mg.standalone_results(&run)?;
             anyhow::ensure!(out.len() as u64 == trials, "missing trials");

@@ -154,6 +154,15 @@ impl<'g> Mg<'g> {
         self.resident_blocks(if lean(params, trace) { &self.grid_sync_s2 } else { &self.grid_sync })
     }
 
+    /// The standalone kernel that plays `params` (with or without `trace`): its registers per
+    /// thread and how many of its blocks can be resident at once on this GPU (per SM × SMs; a
+    /// standalone run of more trials than that needs a second wave).
+    pub fn standalone_occupancy(&self, params: &MgParams, trace: bool) -> Result<(u32, u32)> {
+        let f = if lean(params, trace) { &self.standalone_s2 } else { &self.standalone };
+        let regs = f.get_attribute(FunctionAttribute::NumRegisters).map_err(cuda("cuFuncGetAttribute"))?;
+        Ok((regs.max(0) as u32, self.resident_blocks(f)?))
+    }
+
     /// Blocks of `f` resident at once on this GPU (occupancy at this block size × SMs).
     fn resident_blocks(&self, f: &Function<'_>) -> Result<u32> {
         self.gpu.bind()?;
