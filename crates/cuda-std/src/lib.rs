@@ -12,7 +12,7 @@
 //! - [`atomic`]: `atomic_add` (u32, i32, u64, f32, f64 — native `atom.add`), `atomic_cas`.
 //! - [`memory`]: `load_global_i16`, `load_global_u32`, `store_global_i16` at a 32-bit element
 //!   offset (`ld.global`/`st.global`).
-//! - [`shared_array!`]: a statically sized array in shared memory; [`shared`]: `shared_addr` and
+//! - [`shared_array!`] / [`dynamic_shared!`]: shared memory sized at compile time / per launch; [`shared`]: `shared_addr` and
 //!   typed `ld_shared_*`/`st_shared_*` (explicit `ld.shared`/`st.shared` on 32-bit addresses).
 //! - a panic handler that executes `trap` (a kernel that panics aborts its launch and the host
 //!   sees `CUDA_ERROR_ILLEGAL_INSTRUCTION`-class errors instead of wrong data).
@@ -52,7 +52,6 @@ pub mod prelude {
         ld_shared_v4_f64, ld_shared_v4_u32, shared_addr, st_shared_f32, st_shared_f64, st_shared_u32, st_shared_u64,
         st_shared_v4_f32, st_shared_v4_f64,
     };
-    pub use crate::shared_array;
     #[cfg(target_arch = "nvptx64")]
     pub use crate::thread::{block_dim_x, block_idx_x, grid_dim_x, index_1d, sync_threads, thread_idx_x};
     pub use crate::warp::{FULL_MASK, mask};
@@ -61,6 +60,7 @@ pub mod prelude {
         activemask, lane_id, sync_warp, warp_match_any, warp_shuffle_down, warp_shuffle_idx, warp_shuffle_xor,
         warp_vote_any, warp_vote_ballot,
     };
+    pub use crate::{dynamic_shared, shared_array};
 }
 
 /// Aborts the kernel: every panic in device code (an out-of-bounds slice index, an explicit

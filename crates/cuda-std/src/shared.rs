@@ -1,4 +1,4 @@
-//! Statically sized shared memory.
+//! Shared memory: statically sized ([`shared_array!`]) and sized per launch ([`dynamic_shared!`]).
 //!
 //! rustc's NVPTX backend has no way to place a Rust `static` in the `.shared` state space, so
 //! [`shared_array!`] declares the array in module-scope PTX (`global_asm!`) and converts its
@@ -32,6 +32,29 @@ macro_rules! shared_array {
             )
         };
         generic as *mut $ty
+    }};
+}
+
+/// `dynamic_shared!(NAME)` → `*mut u8` to the launch's dynamic shared memory (the bytes the
+/// launcher passes as `sharedMemBytes`), declared as the PTX `.extern .shared` array `NAME`
+/// (16-byte aligned). Unlike `shared_array!`, whose size is fixed at compile time and reserved
+/// by every launch, it costs only what the launch asks for, so the rest of the SM's 256 KiB
+/// stays L1 cache for the streamed loads. `NAME` must be unique across the kernel crate, like
+/// `shared_array!`'s; every `dynamic_shared!` of one kernel sees the same bytes.
+#[macro_export]
+macro_rules! dynamic_shared {
+    ($name:ident) => {{
+        ::core::arch::global_asm!(concat!(".extern .shared .align 16 .b8 ", stringify!($name), "[];"));
+        let generic: u64;
+        // SAFETY: converts the address of the array declared above; no memory is touched.
+        unsafe {
+            ::core::arch::asm!(
+                concat!("cvta.shared.u64 {p}, ", stringify!($name), ";"),
+                p = out(reg64) generic,
+                options(pure, nomem, nostack)
+            )
+        };
+        generic as *mut u8
     }};
 }
 

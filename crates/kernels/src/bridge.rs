@@ -28,27 +28,6 @@ use lockstep_shared::bridge::{
     place,
 };
 
-/// `dynamic_shared!(NAME)` → `*mut u8` to the launch's dynamic shared memory (the bytes the
-/// launcher passes as `sharedMemBytes`), declared as the PTX `.extern .shared` array `NAME`
-/// (16-byte aligned). Unlike `shared_array!`, whose size is fixed at compile time and reserved
-/// by every launch, it costs only what the launch asks for, so the rest of the SM's 256 KiB
-/// stays L1 cache for the streamed loads.
-macro_rules! dynamic_shared {
-    ($name:ident) => {{
-        ::core::arch::global_asm!(concat!(".extern .shared .align 16 .b8 ", stringify!($name), "[];"));
-        let generic: u64;
-        // SAFETY: converts the address of the array declared above; no memory is touched.
-        unsafe {
-            ::core::arch::asm!(
-                concat!("cvta.shared.u64 {p}, ", stringify!($name), ";"),
-                p = out(reg64) generic,
-                options(pure, nomem, nostack)
-            )
-        };
-        generic as *mut u8
-    }};
-}
-
 /// Normals read from a `[row][path]` buffer.
 struct BufferNormals<T> {
     z: *const T,

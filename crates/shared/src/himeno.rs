@@ -127,14 +127,7 @@ pub fn level2_sum(partials: &[f32]) -> f32 {
         }
         *slot = s;
     }
-    let mut stride = LEVEL2_THREADS / 2;
-    while stride > 0 {
-        for i in 0..stride {
-            slots[i] += slots[i + stride];
-        }
-        stride /= 2;
-    }
-    slots[0]
+    crate::reduce::halving_tree_sum(&mut slots)
 }
 
 /// Level 1 of the deterministic gosa for one row: the warp-tree sums of `ss²` over chunks of

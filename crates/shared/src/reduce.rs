@@ -27,18 +27,28 @@ pub fn warp_tree_sum(mut lanes: [f32; WARP_SIZE]) -> f32 {
     lanes[0]
 }
 
-/// Sum of one block's partials in the shared-memory tree order: stride `n/2, n/4, …, 1`, each
-/// step adding slot `i + stride` into slot `i` for `i < stride`.
+/// The host twin of every shared-memory halving tree: for stride `N/2, N/4, …, 1`, slot
+/// `i + stride` is added into slot `i` for every `i < stride`; returns slot 0. `N` is a power of
+/// two (checked at compile time). The slots are left as the device leaves them.
 #[inline]
-pub fn block_tree_sum(mut slots: [f64; BLOCK_REDUCE_THREADS]) -> f64 {
-    let mut stride = BLOCK_REDUCE_THREADS / 2;
+pub fn halving_tree_sum<T: Copy + core::ops::AddAssign, const N: usize>(slots: &mut [T; N]) -> T {
+    const { assert!(N.is_power_of_two(), "a halving tree needs a power-of-two width") };
+    let mut stride = N / 2;
     while stride > 0 {
         for i in 0..stride {
-            slots[i] += slots[i + stride];
+            let upper = slots[i + stride];
+            slots[i] += upper;
         }
         stride /= 2;
     }
     slots[0]
+}
+
+/// Sum of one block's partials in the shared-memory tree order of the `block_sum_f64` kernel
+/// ([`halving_tree_sum`] over [`BLOCK_REDUCE_THREADS`] slots).
+#[inline]
+pub fn block_tree_sum(mut slots: [f64; BLOCK_REDUCE_THREADS]) -> f64 {
+    halving_tree_sum(&mut slots)
 }
 
 /// Copies the `chunk`-th group of `N` elements of `data` into an array, padding the tail of the
@@ -84,6 +94,17 @@ mod tests {
             *s = i as f64;
         }
         assert_eq!(block_tree_sum(slots), (0..256).sum::<i32>() as f64);
+    }
+
+    #[test]
+    fn halving_tree_pairs_neighbours_at_halving_strides() {
+        // Order matters for floats: (1e8 + 1) + (-1e8 + 1) loses both ones; the tree pairs
+        // slot 0 with slot 2 and slot 1 with slot 3 first: (1e8 - 1e8) + (1 + 1) = 2.
+        let mut s = [1.0e8f32, 1.0, -1.0e8, 1.0];
+        assert_eq!(halving_tree_sum(&mut s), 2.0);
+        assert_eq!(s, [2.0, 2.0, -1.0e8, 1.0]); // upper slots keep their values
+        let mut one = [7u32];
+        assert_eq!(halving_tree_sum(&mut one), 7);
     }
 
     #[test]
