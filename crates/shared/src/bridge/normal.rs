@@ -17,12 +17,12 @@
 //! on the bounded domain `0 ≤ v ≤ −log(4·2^−33·(1 − 2^−33)) ≈ 21.49`. `h` is a polynomial in
 //! `v − C1` below `V1 = 6` (all but 0.12% of words, so the other branch rarely splits a warp) and
 //! a polynomial in `√v − C2` above, evaluated by Horner with `mul_add` (fused and correctly
-//! rounded on both targets, so parity holds). Every lane computes the one logarithm (libm's
-//! `log` in f64; in f32 the branch- and division-free [`ln_f32`]): no divergence before the
-//! branch, no `exp`/`erfc`, and in f32 no division at all. The coefficients are fitted by
+//! rounded on both targets, so parity holds). Every lane computes the one logarithm, our own
+//! branch- and division-free [`ln_f32`]/[`ln_f64`] (the argument is always a positive normal
+//! number): no divergence before the branch, no division, no `exp`/`erfc`. The coefficients are fitted by
 //! `scripts/fit_inverse_normal.py` (mpmath's erfinv at 50 digits), separately for f64 (degrees
-//! 21/22, within about 2–3 f64 ulps of `Φ⁻¹(u)`) and f32 (degrees 9/9, f32 arithmetic with
-//! [`ln_f32`], within about 2–3 f32 ulps). The f32 and f64 generators therefore give different
+//! 21/22, within about 2–3 f64 ulps of `Φ⁻¹(u)`) and f32 (degrees 9/9, f32 arithmetic,
+//! within about 2.5 f32 ulps). The f32 and f64 generators therefore give different
 //! normals for the same word (the f32 ones are not the f64 ones rounded); each is bit-identical
 //! on the GPU and the CPU.
 
@@ -130,8 +130,8 @@ pub fn normal_from_bits(w: u32) -> f64 {
 /// the method of [`normal_from_bits`] in f32 arithmetic with its own fit: `2u` is rounded to
 /// f32 (24 bits), `x = 1 − 2u` too, then [`ln_f32`] and Horner with `mul_add` in f32. Not the f64
 /// normal rounded (the two generators give different normals for the same word), but
-/// bit-identical on the GPU and the CPU. Odd in `w`; monotone up to about an ulp where the two
-/// polynomials meet (`v = V1`).
+/// bit-identical on the GPU and the CPU. Odd in `w`; non-decreasing in `w` (tested on a stride
+/// sample and on every word around `v = V1`, where the two polynomials meet).
 #[inline(always)]
 pub fn normal_f32_from_bits(w: u32) -> f32 {
     let (m, neg) = nearer_half(w);
@@ -182,8 +182,8 @@ pub fn ln_f64(y: f64) -> f64 {
 }
 
 /// The `mul_add`s (PTX `fma.rn.f64`) in one inlined copy of [`normal_from_bits`]: both Horner
-/// polynomials (one per coefficient after the first) and [`ln_f64`]'s (its polynomial and three). `tests/tidy.rs` allows the generating
-/// kernels a multiple of this, and nothing else fuses.
+/// polynomials (one per coefficient after the first) and [`ln_f64`]'s (its polynomial and three
+/// more). `tests/tidy.rs` allows the generating kernels a multiple of this; nothing else fuses.
 pub const FMA_PER_NORMAL_F64: usize = F64_P1.len() - 1 + F64_P2.len() - 1 + LN_F64_R.len() - 1 + 3;
 
 /// The `mul_add`s (PTX `fma.rn.f32`) in one inlined copy of [`normal_f32_from_bits`]: both
@@ -214,9 +214,9 @@ fn horner_f32<const N: usize>(c: &[f32; N], t: f32) -> f32 {
     p
 }
 
-// The coefficients of h(v) = √2·erfinv(x)/x (1 − x² = e^−v) for the generators: the output of
-// `python3 scripts/fit_inverse_normal.py` (near-minimax relative error; see the script),
-// verbatim, with the fit and evaluation errors it measured.
+// The coefficients of the logarithms' R(t) and of h(v) = √2·erfinv(x)/x (1 − x² = e^−v) for the
+// generators: the output of `python3 scripts/fit_inverse_normal.py` (near-minimax relative
+// error; see the script), verbatim, with the fit and evaluation errors it measured.
 // f32 log: log(1 + t) - t = t^2 R(t), t in [-0.29289323, 0.41421357], R of degree 7 in t - LN_F32_C: absolute error of log(1 + t) 1.984e-08
 const LN_F32_C: f32 = 0.06066017;
 const LN_F32_R: [f32; 8] =
