@@ -18,14 +18,15 @@
 //! while the current 8 are computed. Same arithmetic as `generate_path` (bit-identical;
 //! measurements in bench/results/bridge-predictions.md).
 
+use core::ops::{Add, Div, Mul, Sub};
 use core::slice::from_raw_parts;
 use lockstep_cuda_std::prelude::*;
 use lockstep_shared::bridge::philox::PhiloxNormals;
 use lockstep_shared::bridge::sobol::{BITS, SobolNormals, sobol_u32};
 use lockstep_shared::bridge::{
     COEFS, CoefRow, EMIT_LEFT, EMIT_RIGHT, INDICES, IndexRow, MAX_DIMS, NO_SLOT, Normals, PathPlan, Real, SHARED_STACK,
-    Sink, Stack, Step, Steps, buffer_fast_d1, buffer_stack_bytes, generate_path, increment, interpolate, noise, pick,
-    place,
+    Sink, Stack, Step, Steps, buffer_fast_d1, buffer_lanes, buffer_stack_bytes, generate_path, increment, interpolate,
+    noise, pick, place,
 };
 
 /// Normals read from a `[row][path]` buffer.
@@ -85,6 +86,8 @@ const PREFETCH: usize = 8;
 const PIPELINE_F32: usize = 8;
 /// As [`PIPELINE_F32`] for f64.
 const PIPELINE_F64: usize = 8;
+/// As [`PIPELINE_F32`] for two f32 paths per thread ([`F32x2`]).
+const PIPELINE_PAIRS: usize = 8;
 
 /// Dimensions up to which the kernels use a 4-wide instantiation of the generator (fewer
 /// unrolled components and selects than `MAX_DIMS`, and 2 steps of prefetch).
@@ -164,6 +167,11 @@ impl<T: Copy> Sink<T> for BufferSink32<T> {
 /// `ld.shared`/`st.shared` on 32-bit addresses (SASS `LDS`/`STS`; a generic pointer from
 /// `cvta.shared` left ptxas emitting generic `LD.E`/`ST.E`).
 trait SharedIo: Real {
+    /// The precision of the strategy's coefficients, `C` and `x` (the lane type for f32 and
+    /// f64; f32 for [`F32x2`]).
+    type Coef: Real;
+    /// A coefficient in every lane.
+    fn splat(c: Self::Coef) -> Self;
     /// Reads the value at the shared address `addr`.
     ///
     /// # Safety
@@ -183,6 +191,11 @@ trait SharedIo: Real {
 }
 
 impl SharedIo for f32 {
+    type Coef = f32;
+    #[inline(always)]
+    fn splat(c: f32) -> f32 {
+        c
+    }
     #[inline(always)]
     unsafe fn ld(addr: u32) -> f32 {
         // SAFETY: the caller's contract.
@@ -202,6 +215,11 @@ impl SharedIo for f32 {
 }
 
 impl SharedIo for f64 {
+    type Coef = f64;
+    #[inline(always)]
+    fn splat(c: f64) -> f64 {
+        c
+    }
     #[inline(always)]
     unsafe fn ld(addr: u32) -> f64 {
         // SAFETY: the caller's contract.
@@ -221,6 +239,84 @@ impl SharedIo for f64 {
     }
 }
 
+/// Two f32 lanes, paths `2q` and `2q + 1` of one thread of the d = 1 buffer kernel when the
+/// path count is even (`lockstep_shared::bridge::buffer_lanes`): one 8-byte `ld.global.v2.f32`
+/// / `st.global.v2.f32` per row (256 bytes per warp request, as f64). Every operation is the
+/// scalar f32 operation in each lane (no contraction: separate `mul`/`add` per lane, `div.rn`),
+/// so each lane's bits are those of the one-path-per-thread kernel and of the CPU reference.
+#[repr(C, align(8))]
+#[derive(Clone, Copy, PartialEq)]
+struct F32x2(f32, f32);
+
+impl Add for F32x2 {
+    type Output = F32x2;
+    #[inline(always)]
+    fn add(self, o: F32x2) -> F32x2 {
+        F32x2(self.0 + o.0, self.1 + o.1)
+    }
+}
+
+impl Sub for F32x2 {
+    type Output = F32x2;
+    #[inline(always)]
+    fn sub(self, o: F32x2) -> F32x2 {
+        F32x2(self.0 - o.0, self.1 - o.1)
+    }
+}
+
+impl Mul for F32x2 {
+    type Output = F32x2;
+    #[inline(always)]
+    fn mul(self, o: F32x2) -> F32x2 {
+        F32x2(self.0 * o.0, self.1 * o.1)
+    }
+}
+
+impl Div for F32x2 {
+    type Output = F32x2;
+    #[inline(always)]
+    fn div(self, o: F32x2) -> F32x2 {
+        F32x2(self.0 / o.0, self.1 / o.1)
+    }
+}
+
+impl Real for F32x2 {
+    const ZERO: F32x2 = F32x2(0.0, 0.0);
+    #[inline(always)]
+    fn from_f64(x: f64) -> F32x2 {
+        F32x2(x as f32, x as f32)
+    }
+    #[inline(always)]
+    fn normal_from_bits(w: u32) -> F32x2 {
+        let v = <f32 as Real>::normal_from_bits(w);
+        F32x2(v, v)
+    }
+}
+
+impl SharedIo for F32x2 {
+    type Coef = f32;
+    #[inline(always)]
+    fn splat(c: f32) -> F32x2 {
+        F32x2(c, c)
+    }
+    #[inline(always)]
+    unsafe fn ld(addr: u32) -> F32x2 {
+        // SAFETY: the caller's contract (8-byte aligned: the stack's elements are 8 bytes).
+        let [a, b] = unsafe { ld_shared_v2_f32(addr) };
+        F32x2(a, b)
+    }
+    #[inline(always)]
+    unsafe fn st(addr: u32, v: F32x2) {
+        // SAFETY: as `ld`.
+        unsafe { st_shared_v2_f32(addr, [v.0, v.1]) }
+    }
+    #[inline(always)]
+    unsafe fn ld_coefs(addr: u32) -> [F32x2; 5] {
+        // SAFETY: an f32 row (caller's contract); both lanes use the same strategy.
+        unsafe { <f32 as SharedIo>::ld_coefs(addr) }.map(F32x2::splat)
+    }
+}
+
 /// The strategy in the block's shared memory (written by [`stage_table`]): 32-bit shared
 /// addresses of the coefficient and index tables.
 #[derive(Clone, Copy)]
@@ -236,7 +332,7 @@ impl SharedSteps {
     /// `s` is below the number of rows [`stage_table`] copied.
     #[inline(always)]
     unsafe fn step<T: SharedIo>(&self, s: usize) -> Step<T> {
-        let c = self.coef + s as u32 * core::mem::size_of::<CoefRow<T>>() as u32;
+        let c = self.coef + s as u32 * core::mem::size_of::<CoefRow<T::Coef>>() as u32;
         let i = self.idx + s as u32 * core::mem::size_of::<IndexRow>() as u32;
         // SAFETY: row s exists (contract); rows are 16-byte aligned (`CoefRow`, `IndexRow`).
         unsafe {
@@ -376,6 +472,68 @@ unsafe fn stage_table<T: Real>(coef: *const T, idx: *const u32, steps: usize, tc
     SharedSteps { coef: shared_addr(tc), idx: shared_addr(ti) }
 }
 
+/// The d = 1 buffer kernel's specialised path for lane type `T` (f32, f64, or [`F32x2`]: two
+/// paths per thread): stages the strategy after the stack in the dynamic shared array, then
+/// [`run_d1`] for element `index_1d()` of each `[row][lanes]` row (`lanes` elements of `T` per
+/// row, 32-bit indices).
+///
+/// # Safety
+/// Every thread of the block calls it; `dynamic` holds `buffer_shared_bytes(..)` bytes (a stack
+/// of `slots·blockDim` elements of `T`, rounded up to 16 bytes, then `steps` coefficient rows of
+/// `T::Coef` and `steps` index rows); `coef`/`idx` hold `steps` rows (slots < `slots`, rows
+/// < `steps`), `chol` and `start` one value, `z` and `out` `steps·lanes` elements with
+/// `steps·lanes ≤ 2^32`; `slots·blockDim ≤ SHARED_STACK`, `steps ≤ TABLE_STEPS`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn buffer_d1<T: SharedIo, const P: usize>(
+    dynamic: *mut u8,
+    coef: *const T::Coef,
+    idx: *const u32,
+    steps: u32,
+    slots: u32,
+    chol: *const T::Coef,
+    start: *const T::Coef,
+    increments: u32,
+    z: *const T,
+    out: *mut T,
+    lanes: u32,
+) {
+    let block = block_dim_x();
+    let size = core::mem::size_of::<T>();
+    // SAFETY: the dynamic array holds the stack's bytes, then `steps` coefficient rows, then
+    // `steps` index rows (contract); every offset is a multiple of 16.
+    let (tc, ti) = unsafe {
+        let tc = dynamic.add(buffer_stack_bytes(slots as usize, 1, block as usize, size)) as *mut T::Coef;
+        (tc, tc.add(steps as usize * COEFS) as *mut u32)
+    };
+    // SAFETY: coef/idx hold steps rows (contract), tc/ti steps rows (above).
+    let table = unsafe { stage_table(coef, idx, steps as usize, tc, ti) };
+    let p = index_1d();
+    if p >= lanes {
+        return;
+    }
+    let mut src = BufferNormals32 { z, paths: lanes, p };
+    let mut sink = BufferSink32 { out, paths: lanes, p };
+    // SAFETY: chol and start hold one value, the table `steps` rows (contract); the stack
+    // column of thread t starts t elements into the dynamic array, with stride blockDim
+    // elements, slots·blockDim ≤ SHARED_STACK elements (contract).
+    unsafe {
+        let size = size as u32;
+        let stack = shared_addr(dynamic) + thread_idx_x() * size;
+        run_d1::<T, P>(
+            table,
+            steps as usize,
+            T::splat(*chol),
+            T::splat(*start),
+            increments != 0,
+            &mut src,
+            stack,
+            block * size,
+            &mut sink,
+        )
+    };
+}
+
 /// Scalar arguments common to the bridge kernels.
 #[derive(Clone, Copy)]
 struct Shape {
@@ -434,7 +592,7 @@ unsafe fn run<T: Real>(
 }
 
 macro_rules! bridge_kernels {
-    ($t:ty, $pf:expr, [$dyn:ident, $s2:ident, $s3:ident], $buffer:ident, $philox:ident, $sobol:ident, $nphilox:ident, $nsobol:ident) => {
+    ($t:ty, $pf:expr, $pairs:expr, [$dyn:ident, $s2:ident, $s3:ident], $buffer:ident, $philox:ident, $sobol:ident, $nphilox:ident, $nsobol:ident) => {
         /// The bridge with normals from the buffer `z` (`[row][path]`, `steps·d·paths`).
         ///
         /// # Safety
@@ -442,7 +600,8 @@ macro_rules! bridge_kernels {
         /// `chol` `d²`, `start` `d`, `z` and `out` `steps·d·paths` elements, `scratch`
         /// `slots·d·paths` when `slots·d·blockDim > SHARED_STACK`; `1 ≤ d ≤ MAX_DIMS`; the
         /// launch has `buffer_shared_bytes(steps, d, slots, blockDim, paths, size_of::<T>())`
-        /// bytes of dynamic shared memory.
+        /// bytes of dynamic shared memory and at least `paths / buffer_lanes(..)` threads
+        /// (rounded up; extra threads return).
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $buffer(
             coef: *const $t,
@@ -465,42 +624,38 @@ macro_rules! bridge_kernels {
             let dynamic = dynamic_shared!($dyn);
             let shared = dynamic as *mut $t;
             let block = block_dim_x();
-            if buffer_fast_d1(steps as usize, dims as usize, slots as usize, block as usize, paths as usize) {
+            let (n, b) = (paths as usize, block as usize);
+            if $pairs && buffer_lanes(steps as usize, dims as usize, slots as usize, b, n, 4) == 2 {
+                // f32, d = 1, even path count: thread q takes paths 2q and 2q + 1 as one `F32x2`
+                // (every row's pair is 8-byte aligned); the launcher's grid has paths / 2
+                // threads (`buffer_lanes`). Uniform over the block (barrier in `stage_table`).
+                // SAFETY: the kernel's contract with `$t` = f32 (`$pairs`), so the tables and
+                // `C`, `x` are f32 and z/out hold paths / 2 pairs per row.
+                unsafe {
+                    buffer_d1::<F32x2, PIPELINE_PAIRS>(
+                        dynamic,
+                        coef as *const f32,
+                        idx,
+                        steps,
+                        slots,
+                        chol as *const f32,
+                        start as *const f32,
+                        increments,
+                        z as *const F32x2,
+                        out as *mut F32x2,
+                        paths / 2,
+                    )
+                };
+                return;
+            }
+            if buffer_fast_d1(steps as usize, dims as usize, slots as usize, b, n) {
                 // d = 1, stack and strategy in shared memory, rows·paths ≤ 2^32 (rows = steps
                 // when d = 1): the specialised generator with 32-bit indices. The condition is
                 // uniform over the block, so every thread reaches the barrier in `stage_table`.
-                let size = core::mem::size_of::<$t>();
-                // SAFETY: the dynamic array holds the stack's bytes, then `steps` coefficient
-                // rows, then `steps` index rows (`buffer_shared_bytes`, the launcher's contract);
-                // every offset is a multiple of 16.
-                let (tc, ti) = unsafe {
-                    let tc = dynamic.add(buffer_stack_bytes(slots as usize, 1, block as usize, size)) as *mut $t;
-                    (tc, tc.add(steps as usize * COEFS) as *mut u32)
-                };
-                // SAFETY: coef/idx hold steps rows (contract), tc/ti steps rows (above).
-                let table = unsafe { stage_table(coef, idx, steps as usize, tc, ti) };
-                if p >= paths {
-                    return;
-                }
-                let mut src = BufferNormals32 { z, paths, p };
-                let mut sink = BufferSink32 { out, paths, p };
-                // SAFETY: chol and start hold d = 1 element, the table `steps` rows (kernel
-                // contract); the stack column of thread t starts t elements into `shared`, with
-                // stride blockDim elements, slots·blockDim ≤ SHARED_STACK elements (checked just
-                // above).
+                // SAFETY: the kernel's contract.
                 unsafe {
-                    let size = core::mem::size_of::<$t>() as u32;
-                    let stack = shared_addr(shared) + thread_idx_x() * size;
-                    run_d1::<$t, $pf>(
-                        table,
-                        steps as usize,
-                        *chol,
-                        *start,
-                        increments != 0,
-                        &mut src,
-                        stack,
-                        block * size,
-                        &mut sink,
+                    buffer_d1::<$t, $pf>(
+                        dynamic, coef, idx, steps, slots, chol, start, increments, z, out, paths,
                     )
                 };
                 return;
@@ -627,6 +782,7 @@ macro_rules! bridge_kernels {
 bridge_kernels!(
     f32,
     PIPELINE_F32,
+    true,
     [BRIDGE_DYNAMIC_F32, BRIDGE_STACK_PHILOX_F32, BRIDGE_STACK_SOBOL_F32],
     bridge_f32,
     bridge_philox_f32,
@@ -637,6 +793,7 @@ bridge_kernels!(
 bridge_kernels!(
     f64,
     PIPELINE_F64,
+    false,
     [BRIDGE_DYNAMIC_F64, BRIDGE_STACK_PHILOX_F64, BRIDGE_STACK_SOBOL_F64],
     bridge_f64,
     bridge_philox_f64,

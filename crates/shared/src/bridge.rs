@@ -57,6 +57,15 @@ pub fn buffer_fast_d1(steps: usize, dims: usize, slots: usize, block: usize, pat
         && (steps as u64).saturating_mul(paths as u64) <= 1u64 << 32
 }
 
+/// Paths each thread of the buffer kernels handles: 2 on the f32 d = 1 path
+/// ([`buffer_fast_d1`], `elem` = 4 bytes) when `paths` is even, so every row's pair of paths
+/// `2q, 2q + 1` is 8-byte aligned and one thread reads and writes it as one `ld/st.global.v2.f32`
+/// (each lane computes exactly the scalar f32 operations); 1 otherwise. The kernel and its
+/// launcher (grid of `paths / lanes` threads) both decide with this function.
+pub fn buffer_lanes(steps: usize, dims: usize, slots: usize, block: usize, paths: usize, elem: usize) -> usize {
+    if elem == 4 && paths % 2 == 0 && buffer_fast_d1(steps, dims, slots, block, paths) { 2 } else { 1 }
+}
+
 /// Bytes of the buffer kernels' shared stack (dynamic shared memory, sized per launch):
 /// `slots·d·block` elements of `elem` bytes rounded up to 16, or 0 when it does not fit
 /// ([`stack_fits_shared`]).
@@ -67,9 +76,11 @@ pub fn buffer_stack_bytes(slots: usize, dims: usize, block: usize, elem: usize) 
 /// Bytes of dynamic shared memory a launch of the buffer kernels needs: the stack
 /// ([`buffer_stack_bytes`]), then on the d = 1 path ([`buffer_fast_d1`]) the strategy's
 /// `steps` coefficient rows (`COEFS·elem` bytes each) followed by its index rows (`INDICES·4`).
+/// With two paths per thread ([`buffer_lanes`]) a stack element holds both (`2·elem` bytes).
 /// At most 32 KiB + 12 KiB (f64), under the 48 KiB a launch may use without opting in.
 pub fn buffer_shared_bytes(steps: usize, dims: usize, slots: usize, block: usize, paths: usize, elem: usize) -> usize {
-    let stack = buffer_stack_bytes(slots, dims, block, elem);
+    let lanes = buffer_lanes(steps, dims, slots, block, paths, elem);
+    let stack = buffer_stack_bytes(slots, dims, block, elem * lanes);
     if buffer_fast_d1(steps, dims, slots, block, paths) { stack + steps * (COEFS * elem + INDICES * 4) } else { stack }
 }
 
@@ -496,10 +507,19 @@ mod tests {
     fn buffer_shared_bytes_hold_the_stack_and_table_within_the_default_limit() {
         // Paper problem in f32 at 128 threads: 7 slots × 128 × 4 B of stack, then 64 rows of
         // 32 B coefficients and 32 B indices.
+        // 32 B indices; the path count is even, so each thread takes two paths and a stack
+        // element holds both (8 B).
         assert!(buffer_fast_d1(64, 1, 7, 128, 1_439_744));
-        assert_eq!(buffer_shared_bytes(64, 1, 7, 128, 1_439_744, 4), 3584 + 64 * 64);
-        // f64: 64 B coefficient rows.
+        assert_eq!(buffer_lanes(64, 1, 7, 128, 1_439_744, 4), 2);
+        assert_eq!(buffer_shared_bytes(64, 1, 7, 128, 1_439_744, 4), 7168 + 64 * 64);
+        // An odd path count: one path per thread, 4 B elements.
+        assert_eq!(buffer_lanes(64, 1, 7, 128, 1_439_745, 4), 1);
+        assert_eq!(buffer_shared_bytes(64, 1, 7, 128, 1_439_745, 4), 3584 + 64 * 64);
+        // f64: one path per thread, 64 B coefficient rows.
+        assert_eq!(buffer_lanes(64, 1, 7, 128, 1_439_744, 8), 1);
         assert_eq!(buffer_shared_bytes(64, 1, 7, 128, 1_439_744, 8), 7168 + 64 * 96);
+        // Pairs only on the d = 1 path.
+        assert_eq!(buffer_lanes(64, 3, 7, 128, 1000, 4), 1);
         // Unaligned stack sizes round up to 16 so the table rows stay 16-byte aligned.
         assert_eq!(buffer_stack_bytes(3, 1, 1, 4), 16);
         // Not the d = 1 path: the stack only (d = 3), or nothing (stack in scratch).
@@ -513,6 +533,8 @@ mod tests {
         // The largest launch stays under the 48 KiB a kernel may use without opting in.
         let worst = buffer_shared_bytes(TABLE_STEPS, 1, SHARED_STACK / 32, 32, 1, 8);
         assert!(worst <= 48 * 1024, "{worst}");
+        let pairs = buffer_shared_bytes(TABLE_STEPS, 1, SHARED_STACK / 32, 32, 2, 4);
+        assert!(pairs <= 48 * 1024, "{pairs}");
     }
 
     #[test]

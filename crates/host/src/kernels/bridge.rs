@@ -238,6 +238,16 @@ impl<'g> Bridge<'g> {
             DeviceSource::Buffer(z) => {
                 expect_len("z", z.len(), len)?;
                 let zp = z.as_device_ptr();
+                // One or two paths per thread (f32, d = 1, even path count), as the kernel decides.
+                let lanes = lockstep_shared::bridge::buffer_lanes(
+                    plan.steps as usize,
+                    plan.dims as usize,
+                    plan.slots as usize,
+                    self.block as usize,
+                    paths,
+                    core::mem::size_of::<T>(),
+                );
+                let grid = Grid1d::for_len((n as u64).div_ceil(lanes as u64), self.block)?;
                 // The stack (and on the d = 1 path the strategy) in dynamic shared memory, sized
                 // for this launch: ≤ 44 KiB, under the 48 KiB default limit.
                 let bytes = lockstep_shared::bridge::buffer_shared_bytes(
@@ -254,9 +264,9 @@ impl<'g> Bridge<'g> {
                     max: u32::MAX as u64,
                 })?;
                 // SAFETY: arguments mirror `bridge_f32/f64(coef, idx, steps, dims, slots, chol, start,
-                // increments, scratch, z, out, paths)`; the tables come from one validated Plan
-                // (slots < slots, rows < (N+1)·d), z/out hold (N+1)·d·paths, scratch as checked,
-                // shared_bytes = buffer_shared_bytes(..) as the kernel expects.
+                // increments, scratch, z, out, paths)`; the tables come from one validated Plan,
+                // z/out hold (N+1)·d·paths, scratch as checked, shared_bytes and the grid (paths /
+                // lanes threads or more) as the kernel expects (buffer_shared_bytes, buffer_lanes).
                 unsafe {
                     self.gpu.launch(
                         &k.buffer,
