@@ -10,13 +10,15 @@
 //!
 //! The buffer kernels keep their shared stack in dynamic shared memory sized per launch
 //! (`lockstep_shared::bridge::buffer_shared_bytes`; the fused kernels keep a static
-//! `SHARED_STACK` array). The d = 1 buffer kernels (the paper's problem) take a specialised path,
-//! [`run_d1`], when `lockstep_shared::bridge::buffer_fast_d1` holds (stack fits shared memory, at
-//! most `TABLE_STEPS` steps, `rows·paths ≤ 2^32`): the strategy is copied into shared memory once
-//! per block after the stack, table and stack are read with `ld.shared`/`st.shared` on 32-bit
-//! shared addresses, element indices are 32-bit, and the normals of the next 8 steps are loaded
-//! while the current 8 are computed. Same arithmetic as `generate_path` (bit-identical;
-//! measurements in bench/results/bridge-predictions.md).
+//! `SHARED_STACK` array). When `lockstep_shared::bridge::buffer_fast` holds (d ≤ 4, stack fits
+//! shared memory, at most `TABLE_STEPS` steps, `rows·paths ≤ 2^32`) they take a specialised
+//! path: the strategy is copied into shared memory once per block after the stack, table and
+//! stack are read with `ld.shared`/`st.shared` on 32-bit shared addresses, element indices are
+//! 32-bit, `C` sits in registers, and the normals of the next steps are loaded while the current
+//! ones are computed ([`run_d1`] at d = 1 in `bridge_f32/f64`, [`run_small`] at d = 2..=4 in
+//! `bridge_dims_f32/f64`). In f32 with an even path count each thread takes two paths
+//! ([`F32x2`], `lockstep_shared::bridge::buffer_lanes`). Same arithmetic as `generate_path`
+//! (bit-identical; measurements in bench/results/bridge-predictions.md).
 
 use core::ops::{Add, Div, Mul, Sub};
 use core::slice::from_raw_parts;
@@ -24,9 +26,9 @@ use lockstep_cuda_std::prelude::*;
 use lockstep_shared::bridge::philox::PhiloxNormals;
 use lockstep_shared::bridge::sobol::{BITS, SobolNormals, sobol_u32};
 use lockstep_shared::bridge::{
-    COEFS, CoefRow, EMIT_LEFT, EMIT_RIGHT, INDICES, IndexRow, MAX_DIMS, NO_SLOT, Normals, PathPlan, Real, SHARED_STACK,
-    Sink, Stack, Step, Steps, buffer_fast_d1, buffer_lanes, buffer_stack_bytes, generate_path, increment, interpolate,
-    noise, pick, place,
+    COEFS, CoefRow, EMIT_LEFT, EMIT_RIGHT, FAST_DIMS, INDICES, IndexRow, MAX_DIMS, NO_SLOT, Normals, PathPlan, Real,
+    SHARED_STACK, Sink, Stack, Step, Steps, buffer_fast, buffer_lanes, buffer_stack_bytes, generate_path, increment,
+    interpolate, noise, pick, place, place2,
 };
 
 /// Normals read from a `[row][path]` buffer.
@@ -88,6 +90,12 @@ const PIPELINE_F32: usize = 8;
 const PIPELINE_F64: usize = 8;
 /// As [`PIPELINE_F32`] for two f32 paths per thread ([`F32x2`]).
 const PIPELINE_PAIRS: usize = 8;
+/// Steps per prefetch group of the specialised buffer path at d = 2 (8 normals per group).
+const PIPELINE_D2: usize = 4;
+/// As [`PIPELINE_D2`] at d = 3 (9 normals per group).
+const PIPELINE_D3: usize = 3;
+/// As [`PIPELINE_D2`] at d = 4 (8 normals per group).
+const PIPELINE_D4: usize = 2;
 
 /// Dimensions up to which the kernels use a 4-wide instantiation of the generator (fewer
 /// unrolled components and selects than `MAX_DIMS`, and 2 steps of prefetch).
@@ -445,6 +453,146 @@ unsafe fn run_d1<T: SharedIo, const P: usize>(
     }
 }
 
+/// The normals of steps `s0..s0 + P` (all `< steps`, checked by the caller), `D` per step (rows
+/// `z·D + k`).
+#[inline(always)]
+fn prefetch<T: SharedIo, const D: usize, const P: usize>(
+    table: &SharedSteps,
+    z: &mut impl Normals<T>,
+    s0: usize,
+) -> [[T; D]; P] {
+    let mut zs = [[T::ZERO; D]; P];
+    let mut j = 0;
+    while j < P {
+        // SAFETY: s0 + j < steps (caller).
+        let zi = unsafe { table.step::<T>(s0 + j) }.z;
+        let mut k = 0;
+        while k < D {
+            place2(&mut zs, j, k, z.normal(zi * D as u32 + k as u32));
+            k += 1;
+        }
+        j += 1;
+    }
+    zs
+}
+
+/// One step of [`run_small`] with its `D` normals `zv`: for each component `k` in order, exactly
+/// `generate_path`'s operations (stack element `slot·D + k`, output row `out·D + k`); `slot(i)`
+/// is the shared address of stack element `i`, `chol` holds `C` row-major `D × D` in its first
+/// `D²` entries.
+#[inline(always)]
+fn step_small<T: SharedIo, const D: usize>(
+    st: Step<T>,
+    zv: [T; D],
+    chol: &[T; FAST_DIMS * FAST_DIMS],
+    increments: bool,
+    slot: impl Fn(u32) -> u32,
+    sink: &mut impl Sink<T>,
+) {
+    let d = D as u32;
+    let mut component = |k: usize| {
+        let kk = k as u32;
+        // SAFETY: the table's slots are < slots, so every element is < slots·D (contract of
+        // `run_small`).
+        let (xl, xr) = unsafe { (T::ld(slot(st.left * d + kk)), T::ld(slot(st.right * d + kk))) };
+        let x = interpolate(st.wl, xl, st.wr, xr, st.sd, noise::<T, D>(chol, D, &zv, k));
+        if st.store != NO_SLOT {
+            // SAFETY: as above.
+            unsafe { T::st(slot(st.store * d + kk), x) };
+        }
+        let row = st.out * d + kk;
+        if !increments {
+            sink.put(row, x);
+        } else {
+            if st.flags & EMIT_LEFT != 0 {
+                sink.put(row, increment(xl, x, st.dt_left));
+            }
+            if st.flags & EMIT_RIGHT != 0 {
+                sink.put(row + d, increment(x, xr, st.dt_right));
+            }
+        }
+    };
+    // Components 0..D in order, written out (D ≤ FAST_DIMS = 4): a loop over k with this body
+    // is not always unrolled by LLVM, and then `C` is indexed dynamically (local memory).
+    component(0);
+    if D > 1 {
+        component(1);
+    }
+    if D > 2 {
+        component(2);
+    }
+    if D > 3 {
+        component(3);
+    }
+}
+
+/// The generator for `d = D ≤ FAST_DIMS` with the stack and the strategy in shared memory: the
+/// same steps, operands and arithmetic as `generate_path` (the shared `interpolate`, `noise`
+/// (`C·Z` left to right) and `increment`, same order), restructured for the GPU: `D` is a
+/// compile-time constant (no selects over unused components), `C` sits in registers, the normals
+/// of the next `P` steps are loaded before the current ones are computed (software pipelining,
+/// up to 2·P·D loads in flight per thread, see bench/results/bridge-predictions.md), and the
+/// table and stack are read with `ld.shared`/`st.shared` on 32-bit shared addresses.
+///
+/// # Safety
+/// `stack` is the shared address of this thread's column of a shared stack of `slots·D`
+/// elements `stride` bytes apart (element `i` at `stack + i·stride`, every slot of the table
+/// `< slots`); the table holds `steps` rows whose rows index `z` and `out` in range.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_small<T: SharedIo, const D: usize, const P: usize>(
+    table: SharedSteps,
+    steps: usize,
+    chol: [T; FAST_DIMS * FAST_DIMS],
+    x0: [T; FAST_DIMS],
+    increments: bool,
+    z: &mut impl Normals<T>,
+    stack: u32,
+    stride: u32,
+    sink: &mut impl Sink<T>,
+) {
+    // Element i < slots·D is at stack + i·stride, inside the array (contract), all in 32 bits.
+    let slot = |i: u32| stack + i * stride;
+    let mut k = 0;
+    while k < D {
+        // SAFETY: slot 0 exists (elements 0..D).
+        unsafe { T::st(slot(k as u32), x0[k]) };
+        k += 1;
+    }
+    // Whole groups of P steps, each group's normals loaded during the previous group.
+    let full = steps / P * P;
+    let mut s = 0;
+    if full > 0 {
+        let mut next = prefetch::<T, D, P>(&table, z, 0);
+        while s < full {
+            let cur = next;
+            if s + P < full {
+                next = prefetch::<T, D, P>(&table, z, s + P);
+            }
+            let mut j = 0;
+            while j < P {
+                // SAFETY: s + j < full ≤ steps.
+                step_small::<T, D>(unsafe { table.step(s + j) }, pick(&cur, j), &chol, increments, slot, sink);
+                j += 1;
+            }
+            s += P;
+        }
+    }
+    // The remaining steps one by one.
+    while s < steps {
+        // SAFETY: s < steps.
+        let st = unsafe { table.step(s) };
+        let mut zv = [T::ZERO; D];
+        let mut k = 0;
+        while k < D {
+            place(&mut zv, k, z.normal(st.z * D as u32 + k as u32));
+            k += 1;
+        }
+        step_small::<T, D>(st, zv, &chol, increments, slot, sink);
+        s += 1;
+    }
+}
+
 /// Copies the strategy (`steps` rows of each table) into the block's shared arrays `tc`/`ti`
 /// (every thread of the block copies a share, then waits at the barrier) and returns their
 /// shared addresses: each step is then a broadcast `ld.shared` instead of a global load that
@@ -472,20 +620,21 @@ unsafe fn stage_table<T: Real>(coef: *const T, idx: *const u32, steps: usize, tc
     SharedSteps { coef: shared_addr(tc), idx: shared_addr(ti) }
 }
 
-/// The d = 1 buffer kernel's specialised path for lane type `T` (f32, f64, or [`F32x2`]: two
-/// paths per thread): stages the strategy after the stack in the dynamic shared array, then
-/// [`run_d1`] for element `index_1d()` of each `[row][lanes]` row (`lanes` elements of `T` per
-/// row, 32-bit indices).
+/// The buffer kernel's specialised path (`buffer_fast`) for `d = D` and lane type `T` (f32,
+/// f64, or [`F32x2`]: two paths per thread): stages the strategy after the stack in the dynamic
+/// shared array, loads `C` and `x` into registers, then [`run_small`] for element `index_1d()`
+/// of each `[row][lanes]` row (`lanes` elements of `T` per row, 32-bit indices).
 ///
 /// # Safety
 /// Every thread of the block calls it; `dynamic` holds `buffer_shared_bytes(..)` bytes (a stack
-/// of `slots·blockDim` elements of `T`, rounded up to 16 bytes, then `steps` coefficient rows of
-/// `T::Coef` and `steps` index rows); `coef`/`idx` hold `steps` rows (slots < `slots`, rows
-/// < `steps`), `chol` and `start` one value, `z` and `out` `steps·lanes` elements with
-/// `steps·lanes ≤ 2^32`; `slots·blockDim ≤ SHARED_STACK`, `steps ≤ TABLE_STEPS`.
+/// of `slots·D·blockDim` elements of `T`, rounded up to 16 bytes, then `steps` coefficient rows
+/// of `T::Coef` and `steps` index rows); `coef`/`idx` hold `steps` rows (slots < `slots`, rows
+/// `< steps·D`), `chol` `D²` values, `start` `D`, `z` and `out` `steps·D·lanes` elements with
+/// `steps·D·lanes ≤ 2^32`; `slots·D·blockDim ≤ SHARED_STACK`, `steps ≤ TABLE_STEPS`,
+/// `D ≤ FAST_DIMS`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn buffer_d1<T: SharedIo, const P: usize>(
+unsafe fn buffer_small<T: SharedIo, const D: usize, const P: usize>(
     dynamic: *mut u8,
     coef: *const T::Coef,
     idx: *const u32,
@@ -503,7 +652,7 @@ unsafe fn buffer_d1<T: SharedIo, const P: usize>(
     // SAFETY: the dynamic array holds the stack's bytes, then `steps` coefficient rows, then
     // `steps` index rows (contract); every offset is a multiple of 16.
     let (tc, ti) = unsafe {
-        let tc = dynamic.add(buffer_stack_bytes(slots as usize, 1, block as usize, size)) as *mut T::Coef;
+        let tc = dynamic.add(buffer_stack_bytes(slots as usize, D, block as usize, size)) as *mut T::Coef;
         (tc, tc.add(steps as usize * COEFS) as *mut u32)
     };
     // SAFETY: coef/idx hold steps rows (contract), tc/ti steps rows (above).
@@ -512,26 +661,93 @@ unsafe fn buffer_d1<T: SharedIo, const P: usize>(
     if p >= lanes {
         return;
     }
+    let mut c = [T::ZERO; FAST_DIMS * FAST_DIMS];
+    let mut x0 = [T::ZERO; FAST_DIMS];
+    let mut i = 0;
+    while i < D * D {
+        // SAFETY: i < D², chol holds D² values (contract).
+        c[i] = T::splat(unsafe { *chol.add(i) });
+        if i < D {
+            // SAFETY: i < D, start holds D values (contract).
+            x0[i] = T::splat(unsafe { *start.add(i) });
+        }
+        i += 1;
+    }
     let mut src = BufferNormals32 { z, paths: lanes, p };
     let mut sink = BufferSink32 { out, paths: lanes, p };
-    // SAFETY: chol and start hold one value, the table `steps` rows (contract); the stack
-    // column of thread t starts t elements into the dynamic array, with stride blockDim
-    // elements, slots·blockDim ≤ SHARED_STACK elements (contract).
+    // SAFETY: the table holds `steps` rows (contract); the stack column of thread t starts t
+    // elements into the dynamic array, with stride blockDim elements, slots·D·blockDim ≤
+    // SHARED_STACK elements (contract).
     unsafe {
         let size = size as u32;
         let stack = shared_addr(dynamic) + thread_idx_x() * size;
-        run_d1::<T, P>(
-            table,
-            steps as usize,
-            T::splat(*chol),
-            T::splat(*start),
-            increments != 0,
-            &mut src,
-            stack,
-            block * size,
-            &mut sink,
-        )
+        if D == 1 {
+            // The measured d = 1 generator (bench/results/bridge-predictions.md, run P1).
+            run_d1::<T, P>(
+                table,
+                steps as usize,
+                c[0],
+                x0[0],
+                increments != 0,
+                &mut src,
+                stack,
+                block * size,
+                &mut sink,
+            )
+        } else {
+            run_small::<T, D, P>(
+                table,
+                steps as usize,
+                c,
+                x0,
+                increments != 0,
+                &mut src,
+                stack,
+                block * size,
+                &mut sink,
+            )
+        }
     };
+}
+
+// `step_small` writes out components 0..4.
+const _: () = assert!(FAST_DIMS == 4);
+
+/// [`buffer_small`] for `d = dims` (each `d` its own instance, with [`PIPELINE_D2`],
+/// [`PIPELINE_D3`], [`PIPELINE_D4`] steps of prefetch).
+///
+/// # Safety
+/// As [`buffer_small`] with `D = dims`, `2 ≤ dims ≤ FAST_DIMS`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn buffer_fast_dims<T: SharedIo>(
+    dims: u32,
+    dynamic: *mut u8,
+    coef: *const T::Coef,
+    idx: *const u32,
+    steps: u32,
+    slots: u32,
+    chol: *const T::Coef,
+    start: *const T::Coef,
+    increments: u32,
+    z: *const T,
+    out: *mut T,
+    lanes: u32,
+) {
+    // SAFETY: the caller's contract with D = dims.
+    unsafe {
+        match dims {
+            2 => buffer_small::<T, 2, PIPELINE_D2>(
+                dynamic, coef, idx, steps, slots, chol, start, increments, z, out, lanes,
+            ),
+            3 => buffer_small::<T, 3, PIPELINE_D3>(
+                dynamic, coef, idx, steps, slots, chol, start, increments, z, out, lanes,
+            ),
+            _ => buffer_small::<T, 4, PIPELINE_D4>(
+                dynamic, coef, idx, steps, slots, chol, start, increments, z, out, lanes,
+            ),
+        }
+    }
 }
 
 /// Scalar arguments common to the bridge kernels.
@@ -592,7 +808,7 @@ unsafe fn run<T: Real>(
 }
 
 macro_rules! bridge_kernels {
-    ($t:ty, $pf:expr, $pairs:expr, [$dyn:ident, $s2:ident, $s3:ident], $buffer:ident, $philox:ident, $sobol:ident, $nphilox:ident, $nsobol:ident) => {
+    ($t:ty, $pf:expr, $pairs:expr, [$dyn:ident, $dyn2:ident, $s2:ident, $s3:ident], $buffer:ident, $dims:ident, $philox:ident, $sobol:ident, $nphilox:ident, $nsobol:ident) => {
         /// The bridge with normals from the buffer `z` (`[row][path]`, `steps·d·paths`).
         ///
         /// # Safety
@@ -625,14 +841,17 @@ macro_rules! bridge_kernels {
             let shared = dynamic as *mut $t;
             let block = block_dim_x();
             let (n, b) = (paths as usize, block as usize);
-            if $pairs && buffer_lanes(steps as usize, dims as usize, slots as usize, b, n, 4) == 2 {
+            // d = 2..=FAST_DIMS on the specialised path run in `bridge_dims_*` (the launcher
+            // decides with `buffer_fast` too), so their registers do not weigh on this kernel.
+            let fast = dims == 1 && buffer_fast(steps as usize, 1, slots as usize, b, n);
+            if $pairs && fast && buffer_lanes(steps as usize, 1, slots as usize, b, n, 4) == 2 {
                 // f32, d = 1, even path count: thread q takes paths 2q and 2q + 1 as one `F32x2`
                 // (every row's pair is 8-byte aligned); the launcher's grid has paths / 2
                 // threads (`buffer_lanes`). Uniform over the block (barrier in `stage_table`).
                 // SAFETY: the kernel's contract with `$t` = f32 (`$pairs`), so the tables and
                 // `C`, `x` are f32 and z/out hold paths / 2 pairs per row.
                 unsafe {
-                    buffer_d1::<F32x2, PIPELINE_PAIRS>(
+                    buffer_small::<F32x2, 1, PIPELINE_PAIRS>(
                         dynamic,
                         coef as *const f32,
                         idx,
@@ -648,13 +867,13 @@ macro_rules! bridge_kernels {
                 };
                 return;
             }
-            if buffer_fast_d1(steps as usize, dims as usize, slots as usize, b, n) {
+            if fast {
                 // d = 1, stack and strategy in shared memory, rows·paths ≤ 2^32 (rows = steps
                 // when d = 1): the specialised generator with 32-bit indices. The condition is
                 // uniform over the block, so every thread reaches the barrier in `stage_table`.
                 // SAFETY: the kernel's contract.
                 unsafe {
-                    buffer_d1::<$t, $pf>(
+                    buffer_small::<$t, 1, $pf>(
                         dynamic, coef, idx, steps, slots, chol, start, increments, z, out, paths,
                     )
                 };
@@ -666,6 +885,60 @@ macro_rules! bridge_kernels {
             let src = BufferNormals { z, paths: paths as usize, p: p as usize };
             // SAFETY: forwarded from this kernel's contract; p < paths.
             unsafe { run::<$t>(sh, shared, coef, idx, chol, start, scratch, out, p as usize, src) }
+        }
+
+        /// The bridge with normals from the buffer `z` for `2 ≤ d ≤ FAST_DIMS` on the
+        /// specialised path (`buffer_fast`): one instance per `d`, the strategy staged in shared
+        /// memory, `C` in registers, 32-bit indices, two f32 paths per thread when
+        /// `buffer_lanes` says so.
+        ///
+        /// # Safety
+        /// As the buffer kernel, with `buffer_fast(steps, d, slots, blockDim, paths)` and
+        /// `2 ≤ d ≤ FAST_DIMS`.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $dims(
+            coef: *const $t,
+            idx: *const u32,
+            steps: u32,
+            dims: u32,
+            slots: u32,
+            chol: *const $t,
+            start: *const $t,
+            increments: u32,
+            z: *const $t,
+            out: *mut $t,
+            paths: u32,
+        ) {
+            // The stack, then the strategy, in dynamic shared memory of
+            // `buffer_shared_bytes(..)` bytes (the launcher's contract).
+            let dynamic = dynamic_shared!($dyn2);
+            let (n, b) = (paths as usize, block_dim_x() as usize);
+            if $pairs && buffer_lanes(steps as usize, dims as usize, slots as usize, b, n, 4) == 2 {
+                // As the d = 1 pairs path of the buffer kernel. Uniform over the block.
+                // SAFETY: the kernel's contract with `$t` = f32 (`$pairs`), so the tables and
+                // `C`, `x` are f32 and z/out hold paths / 2 pairs per row.
+                unsafe {
+                    buffer_fast_dims::<F32x2>(
+                        dims,
+                        dynamic,
+                        coef as *const f32,
+                        idx,
+                        steps,
+                        slots,
+                        chol as *const f32,
+                        start as *const f32,
+                        increments,
+                        z as *const F32x2,
+                        out as *mut F32x2,
+                        paths / 2,
+                    )
+                };
+                return;
+            }
+            // SAFETY: the kernel's contract (`buffer_fast` holds, 2 ≤ d ≤ FAST_DIMS).
+            unsafe {
+                buffer_fast_dims::<$t>(dims, dynamic, coef, idx, steps, slots, chol, start, increments, z, out, paths)
+            };
         }
 
         /// The bridge with Philox4x32-10 normals generated in registers (fused): reads only
@@ -783,8 +1056,9 @@ bridge_kernels!(
     f32,
     PIPELINE_F32,
     true,
-    [BRIDGE_DYNAMIC_F32, BRIDGE_STACK_PHILOX_F32, BRIDGE_STACK_SOBOL_F32],
+    [BRIDGE_DYNAMIC_F32, BRIDGE_DYNAMIC_DIMS_F32, BRIDGE_STACK_PHILOX_F32, BRIDGE_STACK_SOBOL_F32],
     bridge_f32,
+    bridge_dims_f32,
     bridge_philox_f32,
     bridge_sobol_f32,
     normals_philox_f32,
@@ -794,8 +1068,9 @@ bridge_kernels!(
     f64,
     PIPELINE_F64,
     false,
-    [BRIDGE_DYNAMIC_F64, BRIDGE_STACK_PHILOX_F64, BRIDGE_STACK_SOBOL_F64],
+    [BRIDGE_DYNAMIC_F64, BRIDGE_DYNAMIC_DIMS_F64, BRIDGE_STACK_PHILOX_F64, BRIDGE_STACK_SOBOL_F64],
     bridge_f64,
+    bridge_dims_f64,
     bridge_philox_f64,
     bridge_sobol_f64,
     normals_philox_f64,
