@@ -71,6 +71,23 @@ proptest! {
         both(&bridge, &plan, Source::Buffer(&z64), paths, inc, true)?;
     }
 
+    /// The buffer kernels' specialised paths (`bridge_*` at d = 1, `bridge_dims_*` at
+    /// d = 2..=4): an even path count takes two f32 paths per thread (`buffer_lanes`), an odd
+    /// one a path per thread; f64 always one. Even and odd counts around multiples of the block
+    /// size, every order kind (stacks in shared memory or not, so the general path too), d ≤ 4,
+    /// points and increments.
+    #[test]
+    fn bridge_dims_and_pairs_gpu_equals_cpu(seed: u64, n in 1usize..80, d in 1usize..=4, kind in 0u8..4, half in 0usize..1500, odd: bool, inc: bool, block in blocks()) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let bridge = Bridge::with_block_size(gpu, block)?;
+        let plan = Plan::new(&random_spec(seed, n, d, kind))?;
+        let paths = 2 * half + odd as usize;
+        let z32 = normals::<f32>(plan.rows() * paths, seed);
+        both(&bridge, &plan, Source::Buffer(&z32), paths, inc, true)?;
+        let z64 = normals::<f64>(plan.rows() * paths, seed);
+        both(&bridge, &plan, Source::Buffer(&z64), paths, inc, true)?;
+    }
+
     #[test]
     fn bridge_philox_gpu_equals_cpu(seed: u64, n in 1usize..80, d in 1usize..=4, kind in 0u8..4, paths in 0usize..3000, inc: bool, fused: bool, block in blocks()) {
         let Some(gpu) = gpu()? else { return Ok(()) };
@@ -120,10 +137,26 @@ fn bridge_paper_shape_gpu_equals_cpu() -> Result<(), TestCaseError> {
     let plan = Plan::new(&lockstep::reference::bridge::BridgeSpec::standard(64))?;
     let paths = 100_003;
     let z = normals::<f32>(plan.rows() * paths, 5);
+    // One path per thread (odd count), then two (even count: the pairs path).
+    let even = 100_002;
+    let ze = normals::<f32>(plan.rows() * even, 6);
+    let ze64 = normals::<f64>(plan.rows() * even, 6);
     for inc in [false, true] {
         both::<f32>(&bridge, &plan, Source::Buffer(&z), paths, inc, true)?;
+        both::<f32>(&bridge, &plan, Source::Buffer(&ze), even, inc, true)?;
+        both::<f64>(&bridge, &plan, Source::Buffer(&ze64), even, inc, true)?;
         both::<f32>(&bridge, &plan, Source::Philox { seed: 9 }, paths, inc, true)?;
         both::<f64>(&bridge, &plan, Source::Sobol { offset: 1 }, paths, inc, true)?;
+    }
+    // d = 3 with 64 steps in bisection order (`bridge_dims_*`), even and odd path counts.
+    let plan = Plan::new(&random_spec(11, 63, 3, 0))?;
+    for paths in [20_002, 20_001] {
+        let z32 = normals::<f32>(plan.rows() * paths, 12);
+        let z64 = normals::<f64>(plan.rows() * paths, 12);
+        for inc in [false, true] {
+            both::<f32>(&bridge, &plan, Source::Buffer(&z32), paths, inc, true)?;
+            both::<f64>(&bridge, &plan, Source::Buffer(&z64), paths, inc, true)?;
+        }
     }
     Ok(())
 }

@@ -48,9 +48,9 @@ pub mod prelude {
     pub use crate::atomic::{atomic_add, atomic_cas};
     #[cfg(target_arch = "nvptx64")]
     pub use crate::shared::{
-        ld_shared_f32, ld_shared_f64, ld_shared_u32, ld_shared_u64, ld_shared_v2_f64, ld_shared_v4_f32,
-        ld_shared_v4_f64, ld_shared_v4_u32, shared_addr, st_shared_f32, st_shared_f64, st_shared_u32, st_shared_u64,
-        st_shared_v4_f32, st_shared_v4_f64,
+        ld_shared_f32, ld_shared_f64, ld_shared_u32, ld_shared_u64, ld_shared_v2_f32, ld_shared_v2_f64,
+        ld_shared_v4_f32, ld_shared_v4_f64, ld_shared_v4_u32, shared_addr, st_shared_f32, st_shared_f64, st_shared_u32,
+        st_shared_u64, st_shared_v2_f32, st_shared_v4_f32, st_shared_v4_f64,
     };
     #[cfg(target_arch = "nvptx64")]
     pub use crate::thread::{block_dim_x, block_idx_x, grid_dim_x, index_1d, sync_threads, thread_idx_x};

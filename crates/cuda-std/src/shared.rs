@@ -247,3 +247,40 @@ pub unsafe fn st_shared_v4_f64(addr: u32, v: [f64; 4]) {
         )
     };
 }
+
+/// Reads two `f32` at the 8-byte aligned shared address `addr` (`ld.shared.v2.f32`, SASS
+/// `LDS.64`).
+///
+/// # Safety
+/// As [`ld_shared_f32`], with 8-byte alignment and two elements in the array.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub unsafe fn ld_shared_v2_f32(addr: u32) -> [f32; 2] {
+    let (x, y): (f32, f32);
+    // SAFETY: the caller's contract; reads shared memory only.
+    unsafe {
+        core::arch::asm!(
+            "ld.shared.v2.f32 {{{x}, {y}}}, [{a}];",
+            a = in(reg32) addr, x = out(reg32) x, y = out(reg32) y,
+            options(pure, readonly, nostack)
+        )
+    };
+    [x, y]
+}
+
+/// Writes two `f32` at the 8-byte aligned shared address `addr` (`st.shared.v2.f32`).
+///
+/// # Safety
+/// As [`ld_shared_v2_f32`].
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub unsafe fn st_shared_v2_f32(addr: u32, v: [f32; 2]) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!(
+            "st.shared.v2.f32 [{a}], {{{x}, {y}}};",
+            a = in(reg32) addr, x = in(reg32) v[0], y = in(reg32) v[1],
+            options(nostack)
+        )
+    };
+}

@@ -10,22 +10,25 @@
 //!
 //! The buffer kernels keep their shared stack in dynamic shared memory sized per launch
 //! (`lockstep_shared::bridge::buffer_shared_bytes`; the fused kernels keep a static
-//! `SHARED_STACK` array). The d = 1 buffer kernels (the paper's problem) take a specialised path,
-//! [`run_d1`], when `lockstep_shared::bridge::buffer_fast_d1` holds (stack fits shared memory, at
-//! most `TABLE_STEPS` steps, `rows·paths ≤ 2^32`): the strategy is copied into shared memory once
-//! per block after the stack, table and stack are read with `ld.shared`/`st.shared` on 32-bit
-//! shared addresses, element indices are 32-bit, and the normals of the next 8 steps are loaded
-//! while the current 8 are computed. Same arithmetic as `generate_path` (bit-identical;
-//! measurements in bench/results/bridge-predictions.md).
+//! `SHARED_STACK` array). When `lockstep_shared::bridge::buffer_fast` holds (d ≤ 4, stack fits
+//! shared memory, at most `TABLE_STEPS` steps, `rows·paths ≤ 2^32`) they take a specialised
+//! path: the strategy is copied into shared memory once per block after the stack, table and
+//! stack are read with `ld.shared`/`st.shared` on 32-bit shared addresses, element indices are
+//! 32-bit, `C` sits in registers, and the normals of the next steps are loaded while the current
+//! ones are computed ([`run_d1`] at d = 1 in `bridge_f32/f64`, [`run_small`] at d = 2..=4 in
+//! `bridge_dims_f32/f64`). In f32 with an even path count each thread takes two paths
+//! ([`F32x2`], `lockstep_shared::bridge::buffer_lanes`). Same arithmetic as `generate_path`
+//! (bit-identical; measurements in bench/results/bridge-predictions.md).
 
+use core::ops::{Add, Div, Mul, Sub};
 use core::slice::from_raw_parts;
 use lockstep_cuda_std::prelude::*;
 use lockstep_shared::bridge::philox::PhiloxNormals;
 use lockstep_shared::bridge::sobol::{BITS, SobolNormals, sobol_u32};
 use lockstep_shared::bridge::{
-    COEFS, CoefRow, EMIT_LEFT, EMIT_RIGHT, INDICES, IndexRow, MAX_DIMS, NO_SLOT, Normals, PathPlan, Real, SHARED_STACK,
-    Sink, Stack, Step, Steps, buffer_fast_d1, buffer_stack_bytes, generate_path, increment, interpolate, noise, pick,
-    place,
+    COEFS, CoefRow, EMIT_LEFT, EMIT_RIGHT, FAST_DIMS, INDICES, IndexRow, MAX_DIMS, NO_SLOT, Normals, PathPlan, Real,
+    SHARED_STACK, Sink, Stack, Step, Steps, buffer_fast, buffer_lanes, buffer_stack_bytes, generate_path, increment,
+    interpolate, noise, pick, place, place2,
 };
 
 /// Normals read from a `[row][path]` buffer.
@@ -85,6 +88,14 @@ const PREFETCH: usize = 8;
 const PIPELINE_F32: usize = 8;
 /// As [`PIPELINE_F32`] for f64.
 const PIPELINE_F64: usize = 8;
+/// As [`PIPELINE_F32`] for two f32 paths per thread ([`F32x2`]).
+const PIPELINE_PAIRS: usize = 8;
+/// Steps per prefetch group of the specialised buffer path at d = 2 (8 normals per group).
+const PIPELINE_D2: usize = 4;
+/// As [`PIPELINE_D2`] at d = 3 (12 normals per group; 3 measured 0.2 to 3 points slower, run P2).
+const PIPELINE_D3: usize = 4;
+/// As [`PIPELINE_D2`] at d = 4 (8 normals per group).
+const PIPELINE_D4: usize = 2;
 
 /// Dimensions up to which the kernels use a 4-wide instantiation of the generator (fewer
 /// unrolled components and selects than `MAX_DIMS`, and 2 steps of prefetch).
@@ -164,6 +175,11 @@ impl<T: Copy> Sink<T> for BufferSink32<T> {
 /// `ld.shared`/`st.shared` on 32-bit addresses (SASS `LDS`/`STS`; a generic pointer from
 /// `cvta.shared` left ptxas emitting generic `LD.E`/`ST.E`).
 trait SharedIo: Real {
+    /// The precision of the strategy's coefficients, `C` and `x` (the lane type for f32 and
+    /// f64; f32 for [`F32x2`]).
+    type Coef: Real;
+    /// A coefficient in every lane.
+    fn splat(c: Self::Coef) -> Self;
     /// Reads the value at the shared address `addr`.
     ///
     /// # Safety
@@ -183,6 +199,11 @@ trait SharedIo: Real {
 }
 
 impl SharedIo for f32 {
+    type Coef = f32;
+    #[inline(always)]
+    fn splat(c: f32) -> f32 {
+        c
+    }
     #[inline(always)]
     unsafe fn ld(addr: u32) -> f32 {
         // SAFETY: the caller's contract.
@@ -202,6 +223,11 @@ impl SharedIo for f32 {
 }
 
 impl SharedIo for f64 {
+    type Coef = f64;
+    #[inline(always)]
+    fn splat(c: f64) -> f64 {
+        c
+    }
     #[inline(always)]
     unsafe fn ld(addr: u32) -> f64 {
         // SAFETY: the caller's contract.
@@ -221,6 +247,84 @@ impl SharedIo for f64 {
     }
 }
 
+/// Two f32 lanes, paths `2q` and `2q + 1` of one thread of the d = 1 buffer kernel when the
+/// path count is even (`lockstep_shared::bridge::buffer_lanes`): one 8-byte `ld.global.v2.f32`
+/// / `st.global.v2.f32` per row (256 bytes per warp request, as f64). Every operation is the
+/// scalar f32 operation in each lane (no contraction: separate `mul`/`add` per lane, `div.rn`),
+/// so each lane's bits are those of the one-path-per-thread kernel and of the CPU reference.
+#[repr(C, align(8))]
+#[derive(Clone, Copy, PartialEq)]
+struct F32x2(f32, f32);
+
+impl Add for F32x2 {
+    type Output = F32x2;
+    #[inline(always)]
+    fn add(self, o: F32x2) -> F32x2 {
+        F32x2(self.0 + o.0, self.1 + o.1)
+    }
+}
+
+impl Sub for F32x2 {
+    type Output = F32x2;
+    #[inline(always)]
+    fn sub(self, o: F32x2) -> F32x2 {
+        F32x2(self.0 - o.0, self.1 - o.1)
+    }
+}
+
+impl Mul for F32x2 {
+    type Output = F32x2;
+    #[inline(always)]
+    fn mul(self, o: F32x2) -> F32x2 {
+        F32x2(self.0 * o.0, self.1 * o.1)
+    }
+}
+
+impl Div for F32x2 {
+    type Output = F32x2;
+    #[inline(always)]
+    fn div(self, o: F32x2) -> F32x2 {
+        F32x2(self.0 / o.0, self.1 / o.1)
+    }
+}
+
+impl Real for F32x2 {
+    const ZERO: F32x2 = F32x2(0.0, 0.0);
+    #[inline(always)]
+    fn from_f64(x: f64) -> F32x2 {
+        F32x2(x as f32, x as f32)
+    }
+    #[inline(always)]
+    fn normal_from_bits(w: u32) -> F32x2 {
+        let v = <f32 as Real>::normal_from_bits(w);
+        F32x2(v, v)
+    }
+}
+
+impl SharedIo for F32x2 {
+    type Coef = f32;
+    #[inline(always)]
+    fn splat(c: f32) -> F32x2 {
+        F32x2(c, c)
+    }
+    #[inline(always)]
+    unsafe fn ld(addr: u32) -> F32x2 {
+        // SAFETY: the caller's contract (8-byte aligned: the stack's elements are 8 bytes).
+        let [a, b] = unsafe { ld_shared_v2_f32(addr) };
+        F32x2(a, b)
+    }
+    #[inline(always)]
+    unsafe fn st(addr: u32, v: F32x2) {
+        // SAFETY: as `ld`.
+        unsafe { st_shared_v2_f32(addr, [v.0, v.1]) }
+    }
+    #[inline(always)]
+    unsafe fn ld_coefs(addr: u32) -> [F32x2; 5] {
+        // SAFETY: an f32 row (caller's contract); both lanes use the same strategy.
+        unsafe { <f32 as SharedIo>::ld_coefs(addr) }.map(F32x2::splat)
+    }
+}
+
 /// The strategy in the block's shared memory (written by [`stage_table`]): 32-bit shared
 /// addresses of the coefficient and index tables.
 #[derive(Clone, Copy)]
@@ -236,7 +340,7 @@ impl SharedSteps {
     /// `s` is below the number of rows [`stage_table`] copied.
     #[inline(always)]
     unsafe fn step<T: SharedIo>(&self, s: usize) -> Step<T> {
-        let c = self.coef + s as u32 * core::mem::size_of::<CoefRow<T>>() as u32;
+        let c = self.coef + s as u32 * core::mem::size_of::<CoefRow<T::Coef>>() as u32;
         let i = self.idx + s as u32 * core::mem::size_of::<IndexRow>() as u32;
         // SAFETY: row s exists (contract); rows are 16-byte aligned (`CoefRow`, `IndexRow`).
         unsafe {
@@ -349,6 +453,146 @@ unsafe fn run_d1<T: SharedIo, const P: usize>(
     }
 }
 
+/// The normals of steps `s0..s0 + P` (all `< steps`, checked by the caller), `D` per step (rows
+/// `z·D + k`).
+#[inline(always)]
+fn prefetch<T: SharedIo, const D: usize, const P: usize>(
+    table: &SharedSteps,
+    z: &mut impl Normals<T>,
+    s0: usize,
+) -> [[T; D]; P] {
+    let mut zs = [[T::ZERO; D]; P];
+    let mut j = 0;
+    while j < P {
+        // SAFETY: s0 + j < steps (caller).
+        let zi = unsafe { table.step::<T>(s0 + j) }.z;
+        let mut k = 0;
+        while k < D {
+            place2(&mut zs, j, k, z.normal(zi * D as u32 + k as u32));
+            k += 1;
+        }
+        j += 1;
+    }
+    zs
+}
+
+/// One step of [`run_small`] with its `D` normals `zv`: for each component `k` in order, exactly
+/// `generate_path`'s operations (stack element `slot·D + k`, output row `out·D + k`); `slot(i)`
+/// is the shared address of stack element `i`, `chol` holds `C` row-major `D × D` in its first
+/// `D²` entries.
+#[inline(always)]
+fn step_small<T: SharedIo, const D: usize>(
+    st: Step<T>,
+    zv: [T; D],
+    chol: &[T; FAST_DIMS * FAST_DIMS],
+    increments: bool,
+    slot: impl Fn(u32) -> u32,
+    sink: &mut impl Sink<T>,
+) {
+    let d = D as u32;
+    let mut component = |k: usize| {
+        let kk = k as u32;
+        // SAFETY: the table's slots are < slots, so every element is < slots·D (contract of
+        // `run_small`).
+        let (xl, xr) = unsafe { (T::ld(slot(st.left * d + kk)), T::ld(slot(st.right * d + kk))) };
+        let x = interpolate(st.wl, xl, st.wr, xr, st.sd, noise::<T, D>(chol, D, &zv, k));
+        if st.store != NO_SLOT {
+            // SAFETY: as above.
+            unsafe { T::st(slot(st.store * d + kk), x) };
+        }
+        let row = st.out * d + kk;
+        if !increments {
+            sink.put(row, x);
+        } else {
+            if st.flags & EMIT_LEFT != 0 {
+                sink.put(row, increment(xl, x, st.dt_left));
+            }
+            if st.flags & EMIT_RIGHT != 0 {
+                sink.put(row + d, increment(x, xr, st.dt_right));
+            }
+        }
+    };
+    // Components 0..D in order, written out (D ≤ FAST_DIMS = 4): a loop over k with this body
+    // is not always unrolled by LLVM, and then `C` is indexed dynamically (local memory).
+    component(0);
+    if D > 1 {
+        component(1);
+    }
+    if D > 2 {
+        component(2);
+    }
+    if D > 3 {
+        component(3);
+    }
+}
+
+/// The generator for `d = D ≤ FAST_DIMS` with the stack and the strategy in shared memory: the
+/// same steps, operands and arithmetic as `generate_path` (the shared `interpolate`, `noise`
+/// (`C·Z` left to right) and `increment`, same order), restructured for the GPU: `D` is a
+/// compile-time constant (no selects over unused components), `C` sits in registers, the normals
+/// of the next `P` steps are loaded before the current ones are computed (software pipelining,
+/// up to 2·P·D loads in flight per thread, see bench/results/bridge-predictions.md), and the
+/// table and stack are read with `ld.shared`/`st.shared` on 32-bit shared addresses.
+///
+/// # Safety
+/// `stack` is the shared address of this thread's column of a shared stack of `slots·D`
+/// elements `stride` bytes apart (element `i` at `stack + i·stride`, every slot of the table
+/// `< slots`); the table holds `steps` rows whose rows index `z` and `out` in range.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_small<T: SharedIo, const D: usize, const P: usize>(
+    table: SharedSteps,
+    steps: usize,
+    chol: [T; FAST_DIMS * FAST_DIMS],
+    x0: [T; FAST_DIMS],
+    increments: bool,
+    z: &mut impl Normals<T>,
+    stack: u32,
+    stride: u32,
+    sink: &mut impl Sink<T>,
+) {
+    // Element i < slots·D is at stack + i·stride, inside the array (contract), all in 32 bits.
+    let slot = |i: u32| stack + i * stride;
+    let mut k = 0;
+    while k < D {
+        // SAFETY: slot 0 exists (elements 0..D).
+        unsafe { T::st(slot(k as u32), x0[k]) };
+        k += 1;
+    }
+    // Whole groups of P steps, each group's normals loaded during the previous group.
+    let full = steps / P * P;
+    let mut s = 0;
+    if full > 0 {
+        let mut next = prefetch::<T, D, P>(&table, z, 0);
+        while s < full {
+            let cur = next;
+            if s + P < full {
+                next = prefetch::<T, D, P>(&table, z, s + P);
+            }
+            let mut j = 0;
+            while j < P {
+                // SAFETY: s + j < full ≤ steps.
+                step_small::<T, D>(unsafe { table.step(s + j) }, pick(&cur, j), &chol, increments, slot, sink);
+                j += 1;
+            }
+            s += P;
+        }
+    }
+    // The remaining steps one by one.
+    while s < steps {
+        // SAFETY: s < steps.
+        let st = unsafe { table.step(s) };
+        let mut zv = [T::ZERO; D];
+        let mut k = 0;
+        while k < D {
+            place(&mut zv, k, z.normal(st.z * D as u32 + k as u32));
+            k += 1;
+        }
+        step_small::<T, D>(st, zv, &chol, increments, slot, sink);
+        s += 1;
+    }
+}
+
 /// Copies the strategy (`steps` rows of each table) into the block's shared arrays `tc`/`ti`
 /// (every thread of the block copies a share, then waits at the barrier) and returns their
 /// shared addresses: each step is then a broadcast `ld.shared` instead of a global load that
@@ -374,6 +618,136 @@ unsafe fn stage_table<T: Real>(coef: *const T, idx: *const u32, steps: usize, tc
     }
     sync_threads();
     SharedSteps { coef: shared_addr(tc), idx: shared_addr(ti) }
+}
+
+/// The buffer kernel's specialised path (`buffer_fast`) for `d = D` and lane type `T` (f32,
+/// f64, or [`F32x2`]: two paths per thread): stages the strategy after the stack in the dynamic
+/// shared array, loads `C` and `x` into registers, then [`run_small`] for element `index_1d()`
+/// of each `[row][lanes]` row (`lanes` elements of `T` per row, 32-bit indices).
+///
+/// # Safety
+/// Every thread of the block calls it; `dynamic` holds `buffer_shared_bytes(..)` bytes (a stack
+/// of `slots·D·blockDim` elements of `T`, rounded up to 16 bytes, then `steps` coefficient rows
+/// of `T::Coef` and `steps` index rows); `coef`/`idx` hold `steps` rows (slots < `slots`, rows
+/// `< steps·D`), `chol` `D²` values, `start` `D`, `z` and `out` `steps·D·lanes` elements with
+/// `steps·D·lanes ≤ 2^32`; `slots·D·blockDim ≤ SHARED_STACK`, `steps ≤ TABLE_STEPS`,
+/// `D ≤ FAST_DIMS`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn buffer_small<T: SharedIo, const D: usize, const P: usize>(
+    dynamic: *mut u8,
+    coef: *const T::Coef,
+    idx: *const u32,
+    steps: u32,
+    slots: u32,
+    chol: *const T::Coef,
+    start: *const T::Coef,
+    increments: u32,
+    z: *const T,
+    out: *mut T,
+    lanes: u32,
+) {
+    let block = block_dim_x();
+    let size = core::mem::size_of::<T>();
+    // SAFETY: the dynamic array holds the stack's bytes, then `steps` coefficient rows, then
+    // `steps` index rows (contract); every offset is a multiple of 16.
+    let (tc, ti) = unsafe {
+        let tc = dynamic.add(buffer_stack_bytes(slots as usize, D, block as usize, size)) as *mut T::Coef;
+        (tc, tc.add(steps as usize * COEFS) as *mut u32)
+    };
+    // SAFETY: coef/idx hold steps rows (contract), tc/ti steps rows (above).
+    let table = unsafe { stage_table(coef, idx, steps as usize, tc, ti) };
+    let p = index_1d();
+    if p >= lanes {
+        return;
+    }
+    let mut c = [T::ZERO; FAST_DIMS * FAST_DIMS];
+    let mut x0 = [T::ZERO; FAST_DIMS];
+    let mut i = 0;
+    while i < D * D {
+        // SAFETY: i < D², chol holds D² values (contract).
+        c[i] = T::splat(unsafe { *chol.add(i) });
+        if i < D {
+            // SAFETY: i < D, start holds D values (contract).
+            x0[i] = T::splat(unsafe { *start.add(i) });
+        }
+        i += 1;
+    }
+    let mut src = BufferNormals32 { z, paths: lanes, p };
+    let mut sink = BufferSink32 { out, paths: lanes, p };
+    // SAFETY: the table holds `steps` rows (contract); the stack column of thread t starts t
+    // elements into the dynamic array, with stride blockDim elements, slots·D·blockDim ≤
+    // SHARED_STACK elements (contract).
+    unsafe {
+        let size = size as u32;
+        let stack = shared_addr(dynamic) + thread_idx_x() * size;
+        if D == 1 {
+            // The measured d = 1 generator (bench/results/bridge-predictions.md, run P1).
+            run_d1::<T, P>(
+                table,
+                steps as usize,
+                c[0],
+                x0[0],
+                increments != 0,
+                &mut src,
+                stack,
+                block * size,
+                &mut sink,
+            )
+        } else {
+            run_small::<T, D, P>(
+                table,
+                steps as usize,
+                c,
+                x0,
+                increments != 0,
+                &mut src,
+                stack,
+                block * size,
+                &mut sink,
+            )
+        }
+    };
+}
+
+// `step_small` writes out components 0..4.
+const _: () = assert!(FAST_DIMS == 4);
+
+/// [`buffer_small`] for `d = dims` (each `d` its own instance, with [`PIPELINE_D2`],
+/// [`PIPELINE_D3`], [`PIPELINE_D4`] steps of prefetch).
+///
+/// # Safety
+/// As [`buffer_small`] with `D = dims`, `2 ≤ dims ≤ FAST_DIMS`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn buffer_fast_dims<T: SharedIo>(
+    dims: u32,
+    dynamic: *mut u8,
+    coef: *const T::Coef,
+    idx: *const u32,
+    steps: u32,
+    slots: u32,
+    chol: *const T::Coef,
+    start: *const T::Coef,
+    increments: u32,
+    z: *const T,
+    out: *mut T,
+    lanes: u32,
+) {
+    // SAFETY: the caller's contract with D = dims.
+    unsafe {
+        match dims {
+            2 => buffer_small::<T, 2, PIPELINE_D2>(
+                dynamic, coef, idx, steps, slots, chol, start, increments, z, out, lanes,
+            ),
+            3 => buffer_small::<T, 3, PIPELINE_D3>(
+                dynamic, coef, idx, steps, slots, chol, start, increments, z, out, lanes,
+            ),
+            _ => buffer_small::<T, 4, PIPELINE_D4>(
+                dynamic, coef, idx, steps, slots, chol, start, increments, z, out, lanes,
+            ),
+        }
+    }
 }
 
 /// Scalar arguments common to the bridge kernels.
@@ -434,7 +808,7 @@ unsafe fn run<T: Real>(
 }
 
 macro_rules! bridge_kernels {
-    ($t:ty, $pf:expr, [$dyn:ident, $s2:ident, $s3:ident], $buffer:ident, $philox:ident, $sobol:ident, $nphilox:ident, $nsobol:ident) => {
+    ($t:ty, $pf:expr, $pairs:expr, [$dyn:ident, $dyn2:ident, $s2:ident, $s3:ident], $buffer:ident, $dims:ident, $philox:ident, $sobol:ident, $nphilox:ident, $nsobol:ident) => {
         /// The bridge with normals from the buffer `z` (`[row][path]`, `steps·d·paths`).
         ///
         /// # Safety
@@ -442,7 +816,8 @@ macro_rules! bridge_kernels {
         /// `chol` `d²`, `start` `d`, `z` and `out` `steps·d·paths` elements, `scratch`
         /// `slots·d·paths` when `slots·d·blockDim > SHARED_STACK`; `1 ≤ d ≤ MAX_DIMS`; the
         /// launch has `buffer_shared_bytes(steps, d, slots, blockDim, paths, size_of::<T>())`
-        /// bytes of dynamic shared memory.
+        /// bytes of dynamic shared memory and at least `paths / buffer_lanes(..)` threads
+        /// (rounded up; extra threads return).
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $buffer(
             coef: *const $t,
@@ -465,42 +840,41 @@ macro_rules! bridge_kernels {
             let dynamic = dynamic_shared!($dyn);
             let shared = dynamic as *mut $t;
             let block = block_dim_x();
-            if buffer_fast_d1(steps as usize, dims as usize, slots as usize, block as usize, paths as usize) {
+            let (n, b) = (paths as usize, block as usize);
+            // d = 2..=FAST_DIMS on the specialised path run in `bridge_dims_*` (the launcher
+            // decides with `buffer_fast` too), so their registers do not weigh on this kernel.
+            let fast = dims == 1 && buffer_fast(steps as usize, 1, slots as usize, b, n);
+            if $pairs && fast && buffer_lanes(steps as usize, 1, slots as usize, b, n, 4) == 2 {
+                // f32, d = 1, even path count: thread q takes paths 2q and 2q + 1 as one `F32x2`
+                // (every row's pair is 8-byte aligned); the launcher's grid has paths / 2
+                // threads (`buffer_lanes`). Uniform over the block (barrier in `stage_table`).
+                // SAFETY: the kernel's contract with `$t` = f32 (`$pairs`), so the tables and
+                // `C`, `x` are f32 and z/out hold paths / 2 pairs per row.
+                unsafe {
+                    buffer_small::<F32x2, 1, PIPELINE_PAIRS>(
+                        dynamic,
+                        coef as *const f32,
+                        idx,
+                        steps,
+                        slots,
+                        chol as *const f32,
+                        start as *const f32,
+                        increments,
+                        z as *const F32x2,
+                        out as *mut F32x2,
+                        paths / 2,
+                    )
+                };
+                return;
+            }
+            if fast {
                 // d = 1, stack and strategy in shared memory, rows·paths ≤ 2^32 (rows = steps
                 // when d = 1): the specialised generator with 32-bit indices. The condition is
                 // uniform over the block, so every thread reaches the barrier in `stage_table`.
-                let size = core::mem::size_of::<$t>();
-                // SAFETY: the dynamic array holds the stack's bytes, then `steps` coefficient
-                // rows, then `steps` index rows (`buffer_shared_bytes`, the launcher's contract);
-                // every offset is a multiple of 16.
-                let (tc, ti) = unsafe {
-                    let tc = dynamic.add(buffer_stack_bytes(slots as usize, 1, block as usize, size)) as *mut $t;
-                    (tc, tc.add(steps as usize * COEFS) as *mut u32)
-                };
-                // SAFETY: coef/idx hold steps rows (contract), tc/ti steps rows (above).
-                let table = unsafe { stage_table(coef, idx, steps as usize, tc, ti) };
-                if p >= paths {
-                    return;
-                }
-                let mut src = BufferNormals32 { z, paths, p };
-                let mut sink = BufferSink32 { out, paths, p };
-                // SAFETY: chol and start hold d = 1 element, the table `steps` rows (kernel
-                // contract); the stack column of thread t starts t elements into `shared`, with
-                // stride blockDim elements, slots·blockDim ≤ SHARED_STACK elements (checked just
-                // above).
+                // SAFETY: the kernel's contract.
                 unsafe {
-                    let size = core::mem::size_of::<$t>() as u32;
-                    let stack = shared_addr(shared) + thread_idx_x() * size;
-                    run_d1::<$t, $pf>(
-                        table,
-                        steps as usize,
-                        *chol,
-                        *start,
-                        increments != 0,
-                        &mut src,
-                        stack,
-                        block * size,
-                        &mut sink,
+                    buffer_small::<$t, 1, $pf>(
+                        dynamic, coef, idx, steps, slots, chol, start, increments, z, out, paths,
                     )
                 };
                 return;
@@ -511,6 +885,60 @@ macro_rules! bridge_kernels {
             let src = BufferNormals { z, paths: paths as usize, p: p as usize };
             // SAFETY: forwarded from this kernel's contract; p < paths.
             unsafe { run::<$t>(sh, shared, coef, idx, chol, start, scratch, out, p as usize, src) }
+        }
+
+        /// The bridge with normals from the buffer `z` for `2 ≤ d ≤ FAST_DIMS` on the
+        /// specialised path (`buffer_fast`): one instance per `d`, the strategy staged in shared
+        /// memory, `C` in registers, 32-bit indices, two f32 paths per thread when
+        /// `buffer_lanes` says so.
+        ///
+        /// # Safety
+        /// As the buffer kernel, with `buffer_fast(steps, d, slots, blockDim, paths)` and
+        /// `2 ≤ d ≤ FAST_DIMS`.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $dims(
+            coef: *const $t,
+            idx: *const u32,
+            steps: u32,
+            dims: u32,
+            slots: u32,
+            chol: *const $t,
+            start: *const $t,
+            increments: u32,
+            z: *const $t,
+            out: *mut $t,
+            paths: u32,
+        ) {
+            // The stack, then the strategy, in dynamic shared memory of
+            // `buffer_shared_bytes(..)` bytes (the launcher's contract).
+            let dynamic = dynamic_shared!($dyn2);
+            let (n, b) = (paths as usize, block_dim_x() as usize);
+            if $pairs && buffer_lanes(steps as usize, dims as usize, slots as usize, b, n, 4) == 2 {
+                // As the d = 1 pairs path of the buffer kernel. Uniform over the block.
+                // SAFETY: the kernel's contract with `$t` = f32 (`$pairs`), so the tables and
+                // `C`, `x` are f32 and z/out hold paths / 2 pairs per row.
+                unsafe {
+                    buffer_fast_dims::<F32x2>(
+                        dims,
+                        dynamic,
+                        coef as *const f32,
+                        idx,
+                        steps,
+                        slots,
+                        chol as *const f32,
+                        start as *const f32,
+                        increments,
+                        z as *const F32x2,
+                        out as *mut F32x2,
+                        paths / 2,
+                    )
+                };
+                return;
+            }
+            // SAFETY: the kernel's contract (`buffer_fast` holds, 2 ≤ d ≤ FAST_DIMS).
+            unsafe {
+                buffer_fast_dims::<$t>(dims, dynamic, coef, idx, steps, slots, chol, start, increments, z, out, paths)
+            };
         }
 
         /// The bridge with Philox4x32-10 normals generated in registers (fused): reads only
@@ -627,8 +1055,10 @@ macro_rules! bridge_kernels {
 bridge_kernels!(
     f32,
     PIPELINE_F32,
-    [BRIDGE_DYNAMIC_F32, BRIDGE_STACK_PHILOX_F32, BRIDGE_STACK_SOBOL_F32],
+    true,
+    [BRIDGE_DYNAMIC_F32, BRIDGE_DYNAMIC_DIMS_F32, BRIDGE_STACK_PHILOX_F32, BRIDGE_STACK_SOBOL_F32],
     bridge_f32,
+    bridge_dims_f32,
     bridge_philox_f32,
     bridge_sobol_f32,
     normals_philox_f32,
@@ -637,8 +1067,10 @@ bridge_kernels!(
 bridge_kernels!(
     f64,
     PIPELINE_F64,
-    [BRIDGE_DYNAMIC_F64, BRIDGE_STACK_PHILOX_F64, BRIDGE_STACK_SOBOL_F64],
+    false,
+    [BRIDGE_DYNAMIC_F64, BRIDGE_DYNAMIC_DIMS_F64, BRIDGE_STACK_PHILOX_F64, BRIDGE_STACK_SOBOL_F64],
     bridge_f64,
+    bridge_dims_f64,
     bridge_philox_f64,
     bridge_sobol_f64,
     normals_philox_f64,

@@ -43,18 +43,32 @@ pub fn stack_fits_shared(slots: usize, dims: usize, block: usize) -> bool {
     slots.saturating_mul(dims).saturating_mul(block) <= SHARED_STACK
 }
 
-/// Strategy steps the d = 1 buffer kernels copy into shared memory (longer strategies take
-/// the general path): 128 rows are 8 KiB (f32) or 12 KiB (f64) of coefficients and indices.
+/// Strategy steps the buffer kernels' specialised path copies into shared memory (longer
+/// strategies take the general path): 128 rows are 8 KiB (f32) or 12 KiB (f64) of coefficients
+/// and indices.
 pub const TABLE_STEPS: usize = 128;
 
-/// Whether the buffer kernels (`bridge_f32/f64`) take their specialised d = 1 path: d = 1, the
-/// stack fits in shared memory, at most [`TABLE_STEPS`] steps, and `steps·paths ≤ 2^32` (32-bit
+/// Largest dimension of the buffer kernels' specialised path ([`buffer_fast`]).
+pub const FAST_DIMS: usize = 4;
+
+/// Whether the buffer kernels (`bridge_f32/f64`) take their specialised path (one instance per
+/// `d`, strategy in shared memory, 32-bit indices): `1 ≤ d ≤ FAST_DIMS`, the stack fits in
+/// shared memory, at most [`TABLE_STEPS`] steps, and `rows·paths = steps·d·paths ≤ 2^32` (32-bit
 /// element indices). The kernel and its launcher both decide with this function.
-pub fn buffer_fast_d1(steps: usize, dims: usize, slots: usize, block: usize, paths: usize) -> bool {
-    dims == 1
-        && stack_fits_shared(slots, 1, block)
+pub fn buffer_fast(steps: usize, dims: usize, slots: usize, block: usize, paths: usize) -> bool {
+    (1..=FAST_DIMS).contains(&dims)
+        && stack_fits_shared(slots, dims, block)
         && steps <= TABLE_STEPS
-        && (steps as u64).saturating_mul(paths as u64) <= 1u64 << 32
+        && (steps as u64).saturating_mul(dims as u64).saturating_mul(paths as u64) <= 1u64 << 32
+}
+
+/// Paths each thread of the buffer kernels handles: 2 on the f32 specialised path
+/// ([`buffer_fast`], `elem` = 4 bytes) when `paths` is even, so every row's pair of paths
+/// `2q, 2q + 1` is 8-byte aligned and one thread reads and writes it as one `ld/st.global.v2.f32`
+/// (each lane computes exactly the scalar f32 operations); 1 otherwise. The kernel and its
+/// launcher (grid of `paths / lanes` threads) both decide with this function.
+pub fn buffer_lanes(steps: usize, dims: usize, slots: usize, block: usize, paths: usize, elem: usize) -> usize {
+    if elem == 4 && paths.is_multiple_of(2) && buffer_fast(steps, dims, slots, block, paths) { 2 } else { 1 }
 }
 
 /// Bytes of the buffer kernels' shared stack (dynamic shared memory, sized per launch):
@@ -65,12 +79,14 @@ pub fn buffer_stack_bytes(slots: usize, dims: usize, block: usize, elem: usize) 
 }
 
 /// Bytes of dynamic shared memory a launch of the buffer kernels needs: the stack
-/// ([`buffer_stack_bytes`]), then on the d = 1 path ([`buffer_fast_d1`]) the strategy's
+/// ([`buffer_stack_bytes`]), then on the specialised path ([`buffer_fast`]) the strategy's
 /// `steps` coefficient rows (`COEFS·elem` bytes each) followed by its index rows (`INDICES·4`).
+/// With two paths per thread ([`buffer_lanes`]) a stack element holds both (`2·elem` bytes).
 /// At most 32 KiB + 12 KiB (f64), under the 48 KiB a launch may use without opting in.
 pub fn buffer_shared_bytes(steps: usize, dims: usize, slots: usize, block: usize, paths: usize, elem: usize) -> usize {
-    let stack = buffer_stack_bytes(slots, dims, block, elem);
-    if buffer_fast_d1(steps, dims, slots, block, paths) { stack + steps * (COEFS * elem + INDICES * 4) } else { stack }
+    let lanes = buffer_lanes(steps, dims, slots, block, paths, elem);
+    let stack = buffer_stack_bytes(slots, dims, block, elem * lanes);
+    if buffer_fast(steps, dims, slots, block, paths) { stack + steps * (COEFS * elem + INDICES * 4) } else { stack }
 }
 
 /// `store` of a step whose value no later step reads.
@@ -494,25 +510,45 @@ mod tests {
 
     #[test]
     fn buffer_shared_bytes_hold_the_stack_and_table_within_the_default_limit() {
-        // Paper problem in f32 at 128 threads: 7 slots × 128 × 4 B of stack, then 64 rows of
-        // 32 B coefficients and 32 B indices.
-        assert!(buffer_fast_d1(64, 1, 7, 128, 1_439_744));
-        assert_eq!(buffer_shared_bytes(64, 1, 7, 128, 1_439_744, 4), 3584 + 64 * 64);
-        // f64: 64 B coefficient rows.
+        // Paper problem in f32 at 128 threads: the path count is even, so each thread takes
+        // two paths and a stack element holds both (7 slots × 128 × 8 B), then 64 rows of 32 B
+        // coefficients and 32 B indices.
+        assert!(buffer_fast(64, 1, 7, 128, 1_439_744));
+        assert_eq!(buffer_lanes(64, 1, 7, 128, 1_439_744, 4), 2);
+        assert_eq!(buffer_shared_bytes(64, 1, 7, 128, 1_439_744, 4), 7168 + 64 * 64);
+        // An odd path count: one path per thread, 4 B elements.
+        assert_eq!(buffer_lanes(64, 1, 7, 128, 1_439_745, 4), 1);
+        assert_eq!(buffer_shared_bytes(64, 1, 7, 128, 1_439_745, 4), 3584 + 64 * 64);
+        // f64: one path per thread, 64 B coefficient rows.
+        assert_eq!(buffer_lanes(64, 1, 7, 128, 1_439_744, 8), 1);
         assert_eq!(buffer_shared_bytes(64, 1, 7, 128, 1_439_744, 8), 7168 + 64 * 96);
+        // d = 3: stack of 7 × 3 slots, pairs in f32 when the count is even.
+        assert!(buffer_fast(64, 3, 7, 128, 1000));
+        assert_eq!(buffer_lanes(64, 3, 7, 128, 1000, 4), 2);
+        assert_eq!(buffer_shared_bytes(64, 3, 7, 128, 1000, 4), 7 * 3 * 128 * 8 + 64 * 64);
+        assert_eq!(buffer_shared_bytes(64, 3, 7, 128, 1001, 4), 7 * 3 * 128 * 4 + 64 * 64);
+        assert_eq!(buffer_shared_bytes(64, 3, 7, 128, 1000, 8), 7 * 3 * 128 * 8 + 64 * 96);
         // Unaligned stack sizes round up to 16 so the table rows stay 16-byte aligned.
         assert_eq!(buffer_stack_bytes(3, 1, 1, 4), 16);
-        // Not the d = 1 path: the stack only (d = 3), or nothing (stack in scratch).
-        assert!(!buffer_fast_d1(64, 3, 7, 128, 1000));
-        assert_eq!(buffer_shared_bytes(64, 3, 7, 128, 1000, 4), 7 * 3 * 128 * 4);
+        // Not the specialised path: the stack only (d = 5), or nothing (stack in scratch).
+        assert!(!buffer_fast(64, FAST_DIMS + 1, 7, 32, 1000));
+        assert_eq!(buffer_shared_bytes(64, 5, 7, 32, 1000, 4), 7 * 5 * 32 * 4);
         assert_eq!(buffer_shared_bytes(64, 8, 7, 128, 1000, 4), 0);
+        assert!(!buffer_fast(64, 4, 7, 256, 1000));
         // Too many steps for the table, or rows·paths beyond 2^32: the general path.
-        assert!(!buffer_fast_d1(TABLE_STEPS + 1, 1, 7, 128, 1000));
-        assert!(!buffer_fast_d1(64, 1, 7, 128, (1 << 26) + 1));
-        assert!(buffer_fast_d1(64, 1, 7, 128, 1 << 26));
-        // The largest launch stays under the 48 KiB a kernel may use without opting in.
+        assert!(!buffer_fast(TABLE_STEPS + 1, 1, 7, 128, 1000));
+        assert!(!buffer_fast(64, 1, 7, 128, (1 << 26) + 1));
+        assert!(buffer_fast(64, 1, 7, 128, 1 << 26));
+        assert!(!buffer_fast(64, 2, 7, 128, 1 << 26));
+        assert!(buffer_fast(64, 2, 7, 128, 1 << 25));
+        assert_eq!(buffer_lanes(64, 2, 7, 128, 1 << 26, 4), 1);
+        // The largest launches stay under the 48 KiB a kernel may use without opting in.
         let worst = buffer_shared_bytes(TABLE_STEPS, 1, SHARED_STACK / 32, 32, 1, 8);
         assert!(worst <= 48 * 1024, "{worst}");
+        let pairs = buffer_shared_bytes(TABLE_STEPS, 1, SHARED_STACK / 32, 32, 2, 4);
+        assert!(pairs <= 48 * 1024, "{pairs}");
+        let d4 = buffer_shared_bytes(TABLE_STEPS, 4, SHARED_STACK / 128, 32, 2, 4);
+        assert!(d4 <= 48 * 1024, "{d4}");
     }
 
     #[test]

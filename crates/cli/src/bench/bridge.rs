@@ -162,7 +162,7 @@ fn run_precision<T: Precision>(
         let t = time_gpu(gpu, 5, args.runs, || {
             let sc = has_scratch.then_some(&mut *scratch);
             match variant {
-                Variant::Buffer => {
+                Variant::Buffer | Variant::BufferDims => {
                     let zz =
                         zsrc.map(|b| &**b).ok_or(lockstep::Error::InvalidInput { what: "z", why: "missing".into() })?;
                     bridge.generate_on_device(&dp, DeviceSource::Buffer(zz), paths, output, sc, &mut out)
@@ -185,7 +185,8 @@ fn run_precision<T: Precision>(
         let gbs = moved / t.median_ms() / 1e6;
         let (bound_name, bound) = if reads { ("copy", b.copy_gbs) } else { ("memset", b.write_gbs) };
         let pct = 100.0 * gbs / bound;
-        let (regs, local) = bridge.attributes::<T>(variant)?;
+        let kernel = if variant == Variant::Buffer { bridge.buffer_variant(&dp, paths) } else { variant };
+        let (regs, local) = bridge.attributes::<T>(kernel)?;
         let is_cpu_row = variant == Variant::Buffer && output == Output::Paths;
         let c1 = if is_cpu_row { cpu1 } else { None };
         let cn = if is_cpu_row { cpun } else { None };

@@ -68,6 +68,9 @@ pub enum DeviceSource<'a, T: cust::memory::DeviceCopy> {
 pub enum Variant {
     /// `bridge_*`: normals from a buffer.
     Buffer,
+    /// `bridge_dims_*`: normals from a buffer, `2 ≤ d ≤ 4` on the specialised path (see
+    /// [`Bridge::buffer_variant`]).
+    BufferDims,
     /// `bridge_philox_*` (fused).
     Philox,
     /// `bridge_sobol_*` (fused).
@@ -80,11 +83,12 @@ pub enum Variant {
 
 struct Kernels<'g> {
     buffer: Function<'g>,
+    dims: Function<'g>,
     philox: Function<'g>,
     sobol: Function<'g>,
     normals_philox: Function<'g>,
     normals_sobol: Function<'g>,
-    names: [&'static str; 5],
+    names: [&'static str; 6],
 }
 
 /// The bridge kernels, loaded and ready.
@@ -109,6 +113,7 @@ impl<'g> Bridge<'g> {
             block,
             k32: Kernels {
                 buffer: gpu.function("bridge_f32")?,
+                dims: gpu.function("bridge_dims_f32")?,
                 philox: gpu.function("bridge_philox_f32")?,
                 sobol: gpu.function("bridge_sobol_f32")?,
                 normals_philox: gpu.function("normals_philox_f32")?,
@@ -119,10 +124,12 @@ impl<'g> Bridge<'g> {
                     "cuLaunchKernel(bridge_sobol_f32)",
                     "cuLaunchKernel(normals_philox_f32)",
                     "cuLaunchKernel(normals_sobol_f32)",
+                    "cuLaunchKernel(bridge_dims_f32)",
                 ],
             },
             k64: Kernels {
                 buffer: gpu.function("bridge_f64")?,
+                dims: gpu.function("bridge_dims_f64")?,
                 philox: gpu.function("bridge_philox_f64")?,
                 sobol: gpu.function("bridge_sobol_f64")?,
                 normals_philox: gpu.function("normals_philox_f64")?,
@@ -133,6 +140,7 @@ impl<'g> Bridge<'g> {
                     "cuLaunchKernel(bridge_sobol_f64)",
                     "cuLaunchKernel(normals_philox_f64)",
                     "cuLaunchKernel(normals_sobol_f64)",
+                    "cuLaunchKernel(bridge_dims_f64)",
                 ],
             },
         })
@@ -156,6 +164,7 @@ impl<'g> Bridge<'g> {
         let k = self.kernels::<T>();
         let f = match variant {
             Variant::Buffer => &k.buffer,
+            Variant::BufferDims => &k.dims,
             Variant::Philox => &k.philox,
             Variant::Sobol => &k.sobol,
             Variant::NormalsPhilox => &k.normals_philox,
@@ -164,6 +173,18 @@ impl<'g> Bridge<'g> {
         let regs = f.get_attribute(NumRegisters).map_err(cuda("cuFuncGetAttribute"))?;
         let local = f.get_attribute(LocalSizeBytes).map_err(cuda("cuFuncGetAttribute"))?;
         Ok((regs, local))
+    }
+
+    /// The kernel a buffer-source generation of `paths` with `plan` launches at this block size:
+    /// [`Variant::BufferDims`] for `2 ≤ d ≤ 4` on the specialised path
+    /// (`lockstep_shared::bridge::buffer_fast`), [`Variant::Buffer`] otherwise.
+    pub fn buffer_variant<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize) -> Variant {
+        let (steps, dims, slots) = (plan.steps as usize, plan.dims as usize, plan.slots as usize);
+        if dims >= 2 && lockstep_shared::bridge::buffer_fast(steps, dims, slots, self.block as usize, paths) {
+            Variant::BufferDims
+        } else {
+            Variant::Buffer
+        }
     }
 
     fn kernels<T: Precision>(&self) -> &Kernels<'g> {
@@ -238,6 +259,16 @@ impl<'g> Bridge<'g> {
             DeviceSource::Buffer(z) => {
                 expect_len("z", z.len(), len)?;
                 let zp = z.as_device_ptr();
+                // One or two paths per thread (f32, d = 1, even path count), as the kernel decides.
+                let lanes = lockstep_shared::bridge::buffer_lanes(
+                    plan.steps as usize,
+                    plan.dims as usize,
+                    plan.slots as usize,
+                    self.block as usize,
+                    paths,
+                    core::mem::size_of::<T>(),
+                );
+                let grid = Grid1d::for_len((n as u64).div_ceil(lanes as u64), self.block)?;
                 // The stack (and on the d = 1 path the strategy) in dynamic shared memory, sized
                 // for this launch: ≤ 44 KiB, under the 48 KiB default limit.
                 let bytes = lockstep_shared::bridge::buffer_shared_bytes(
@@ -253,10 +284,37 @@ impl<'g> Bridge<'g> {
                     value: bytes as u64,
                     max: u32::MAX as u64,
                 })?;
+                if self.buffer_variant(plan, paths) == Variant::BufferDims {
+                    // SAFETY: arguments mirror `bridge_dims_f32/f64(coef, idx, steps, dims, slots,
+                    // chol, start, increments, z, out, paths)`; the tables come from one validated
+                    // Plan, z/out hold (N+1)·d·paths, buffer_fast holds with 2 ≤ d ≤ 4, shared_bytes
+                    // and the grid as the kernel expects (buffer_shared_bytes, buffer_lanes).
+                    return unsafe {
+                        self.gpu.launch(
+                            &k.dims,
+                            k.names[5],
+                            grid,
+                            shared_bytes,
+                            &[
+                                arg(&cp),
+                                arg(&ip),
+                                arg(&plan.steps),
+                                arg(&plan.dims),
+                                arg(&plan.slots),
+                                arg(&hp),
+                                arg(&xp),
+                                arg(&inc),
+                                arg(&zp),
+                                arg(&op),
+                                arg(&n),
+                            ],
+                        )
+                    };
+                }
                 // SAFETY: arguments mirror `bridge_f32/f64(coef, idx, steps, dims, slots, chol, start,
-                // increments, scratch, z, out, paths)`; the tables come from one validated Plan
-                // (slots < slots, rows < (N+1)·d), z/out hold (N+1)·d·paths, scratch as checked,
-                // shared_bytes = buffer_shared_bytes(..) as the kernel expects.
+                // increments, scratch, z, out, paths)`; the tables come from one validated Plan,
+                // z/out hold (N+1)·d·paths, scratch as checked, shared_bytes and the grid (paths /
+                // lanes threads or more) as the kernel expects (buffer_shared_bytes, buffer_lanes).
                 unsafe {
                     self.gpu.launch(
                         &k.buffer,
