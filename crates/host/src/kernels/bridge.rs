@@ -13,6 +13,7 @@ use crate::launch::{Grid1d, expect_len, len_u32};
 use crate::reference::bridge::{Output, Plan, Precision, SOBOL_MAX_DIMS, Source, check_generation, sobol_directions};
 use cust::function::Function;
 use cust::memory::{DeviceBuffer, DevicePointer, DeviceSlice};
+use lockstep_shared::bridge::sobol::{BITS, low_table, normals_shared_bytes};
 
 /// Threads per block unless the caller chooses.
 pub const DEFAULT_BLOCK: u32 = 128;
@@ -24,6 +25,7 @@ pub struct DevicePlan<T: Precision> {
     chol: DeviceBuffer<T>,
     start: DeviceBuffer<T>,
     dirs: Option<DeviceBuffer<u32>>,
+    low: Option<DeviceBuffer<u32>>,
     steps: u32,
     dims: u32,
     slots: u32,
@@ -175,13 +177,20 @@ impl<'g> Bridge<'g> {
     pub fn upload<T: Precision>(&self, plan: &Plan) -> Result<DevicePlan<T>> {
         self.gpu.bind()?;
         let t = plan.tables::<T>();
-        let dirs = if plan.rows() <= SOBOL_MAX_DIMS { Some(upload(&sobol_directions(plan.rows())?)?) } else { None };
+        let (dirs, low) = if plan.rows() <= SOBOL_MAX_DIMS {
+            let v = sobol_directions(plan.rows())?;
+            let low: Vec<u32> = v.chunks_exact(BITS).flat_map(low_table).collect();
+            (Some(upload(&v)?), Some(upload(&low)?))
+        } else {
+            (None, None)
+        };
         Ok(DevicePlan {
             coef: upload(&t.coef)?,
             idx: upload(&t.idx)?,
             chol: upload(&t.chol)?,
             start: upload(&t.start)?,
             dirs,
+            low,
             steps: len_u32("steps", plan.steps())?,
             dims: len_u32("dimension", plan.dims())?,
             slots: len_u32("stack slots", plan.stack_slots())?,
@@ -234,6 +243,24 @@ impl<'g> Bridge<'g> {
             out.as_device_ptr(),
         );
         let inc = (output == Output::Increments) as u32;
+        // The fused kernels' dynamic shared memory (stack, strategy on the d = 1 path, Sobol
+        // tables when they fit): ≤ 48 KiB, the default limit.
+        let fused_bytes = |sobol: bool| {
+            let bytes = lockstep_shared::bridge::fused_shared_bytes(
+                plan.steps as usize,
+                plan.dims as usize,
+                plan.slots as usize,
+                self.block as usize,
+                paths,
+                core::mem::size_of::<T>(),
+                sobol,
+            );
+            u32::try_from(bytes).map_err(|_| Error::TooLarge {
+                what: "shared memory bytes",
+                value: bytes as u64,
+                max: u32::MAX as u64,
+            })
+        };
         match source {
             DeviceSource::Buffer(z) => {
                 expect_len("z", z.len(), len)?;
@@ -281,13 +308,15 @@ impl<'g> Bridge<'g> {
                 }
             }
             DeviceSource::Philox { seed } => {
-                // SAFETY: as the buffer kernel with `seed: u64` in place of z.
+                let shared_bytes = fused_bytes(false)?;
+                // SAFETY: as the buffer kernel with `seed: u64` in place of z; shared_bytes =
+                // fused_shared_bytes(.., false) as the kernel expects.
                 unsafe {
                     self.gpu.launch(
                         &k.philox,
                         k.names[1],
                         grid,
-                        0,
+                        shared_bytes,
                         &[
                             arg(&cp),
                             arg(&ip),
@@ -306,15 +335,17 @@ impl<'g> Bridge<'g> {
                 }
             }
             DeviceSource::Sobol { offset } => {
-                let dirs = self.sobol_dirs(plan, offset, paths)?;
-                // SAFETY: as the buffer kernel with (dirs, offset) in place of z; dirs holds
-                // (N+1)·d·32 words and offset + paths ≤ 2^32 (checked).
+                let (dirs, low) = self.sobol_dirs(plan, offset, paths)?;
+                let shared_bytes = fused_bytes(true)?;
+                // SAFETY: as the buffer kernel with (dirs, low, offset) in place of z; dirs and
+                // low hold (N+1)·d·32 words, offset + paths ≤ 2^32 (checked), the block is whole
+                // warps (`block_size`), shared_bytes = fused_shared_bytes(.., true).
                 unsafe {
                     self.gpu.launch(
                         &k.sobol,
                         k.names[2],
                         grid,
-                        0,
+                        shared_bytes,
                         &[
                             arg(&cp),
                             arg(&ip),
@@ -326,6 +357,7 @@ impl<'g> Bridge<'g> {
                             arg(&inc),
                             arg(&sp),
                             arg(&dirs),
+                            arg(&low),
                             arg(&offset),
                             arg(&op),
                             arg(&n),
@@ -336,7 +368,12 @@ impl<'g> Bridge<'g> {
         }
     }
 
-    fn sobol_dirs<T: Precision>(&self, plan: &DevicePlan<T>, offset: u32, paths: usize) -> Result<DevicePointer<u32>> {
+    fn sobol_dirs<T: Precision>(
+        &self,
+        plan: &DevicePlan<T>,
+        offset: u32,
+        paths: usize,
+    ) -> Result<(DevicePointer<u32>, DevicePointer<u32>)> {
         if offset as u64 + paths as u64 > 1 << 32 {
             return Err(Error::TooLarge {
                 what: "Sobol point index offset + paths",
@@ -344,7 +381,8 @@ impl<'g> Bridge<'g> {
                 max: 1 << 32,
             });
         }
-        plan.dirs.as_ref().map(|d| d.as_device_ptr()).ok_or(Error::TooLarge {
+        let both = plan.dirs.as_ref().zip(plan.low.as_ref());
+        both.map(|(d, l)| (d.as_device_ptr(), l.as_device_ptr())).ok_or(Error::TooLarge {
             what: "Sobol dimensions ((N+1)·d)",
             value: plan.rows as u64,
             max: SOBOL_MAX_DIMS as u64,
@@ -389,16 +427,19 @@ impl<'g> Bridge<'g> {
                 }
             }
             DeviceSource::Sobol { offset } => {
-                let dirs = self.sobol_dirs(plan, offset, paths)?;
-                // SAFETY: mirrors `normals_sobol_*(rows, dirs, offset, out, paths)`; dirs holds
-                // rows·32 words, out rows·paths, offset + paths ≤ 2^32 (checked).
+                let (dirs, low) = self.sobol_dirs(plan, offset, paths)?;
+                // ≤ 24 KiB (64 rows at 1024 threads).
+                let shared_bytes = normals_shared_bytes(plan.rows, self.block as usize) as u32;
+                // SAFETY: mirrors `normals_sobol_*(rows, dirs, low, offset, out, paths)`; dirs and
+                // low hold rows·32 words, out rows·paths, offset + paths ≤ 2^32 (checked), the
+                // block is whole warps, shared_bytes = normals_shared_bytes(rows, block).
                 unsafe {
                     self.gpu.launch(
                         &k.normals_sobol,
                         k.names[4],
                         grid,
-                        0,
-                        &[arg(&rows), arg(&dirs), arg(&offset), arg(&op), arg(&n)],
+                        shared_bytes,
+                        &[arg(&rows), arg(&dirs), arg(&low), arg(&offset), arg(&op), arg(&n)],
                     )
                 }
             }
