@@ -85,6 +85,21 @@ fn no_test_is_ignored() {
     }
 }
 
+/// Most inlined copies of the generators' Φ⁻¹ in one bridge kernel (see below).
+const MAX_NORMAL_COPIES: usize = 32;
+
+/// The fma count of one inlined generator Φ⁻¹ for the bridge kernels that generate normals.
+fn normal_fma_per_copy(kernel: &str) -> Option<usize> {
+    use lockstep_shared::bridge::normal::{FMA_PER_NORMAL_F32, FMA_PER_NORMAL_F64};
+    let generating = ["bridge_philox_", "bridge_sobol_", "normals_philox_", "normals_sobol_"];
+    let stem = generating.iter().find(|s| kernel.starts_with(*s))?;
+    match &kernel[stem.len()..] {
+        "f32" => Some(FMA_PER_NORMAL_F32),
+        "f64" => Some(FMA_PER_NORMAL_F64),
+        _ => None,
+    }
+}
+
 #[test]
 fn exact_kernels_have_no_fma_approx_ftz_or_spills() {
     let funcs = lockstep_ptx_builder::census::functions(lockstep::ptx::MODULE);
@@ -97,19 +112,28 @@ fn exact_kernels_have_no_fma_approx_ftz_or_spills() {
             assert_eq!(f.ftz, 0, "{kernel}: ftz in a fast kernel: {f:?}");
             continue;
         }
+        // The bridge's generating kernels inline the generators' Φ⁻¹, whose two Horner
+        // polynomials use explicit `mul_add` (fused and correctly rounded on the CPU too, so
+        // parity holds): exactly `FMA_PER_NORMAL_*` fma per inlined copy, and at most
+        // `MAX_NORMAL_COPIES` copies (the census of 2026-11-22: normals_* 1, bridge_sobol_* 4,
+        // bridge_philox_f64 21, bridge_philox_f32 32, the prefetch and Philox's 4 words per call
+        // unrolled). Any other fma (a contraction, a stray `mul_add`) breaks the multiple or the
+        // bound; every other exact kernel stays at 0.
+        if let Some(per) = normal_fma_per_copy(kernel) {
+            assert_eq!((f.approx, f.ftz), (0, 0), "{kernel}: approx/ftz in an exact kernel: {f:?}");
+            assert!(
+                f.fma % per == 0 && f.fma / per <= MAX_NORMAL_COPIES,
+                "{kernel}: {} fma is not a multiple ≤ {MAX_NORMAL_COPIES} × {per} (Φ⁻¹'s mul_adds): {f:?}",
+                f.fma
+            );
+            continue;
+        }
         assert_eq!((f.fma, f.approx, f.ftz), (0, 0, 0), "{kernel}: fma/approx/ftz in an exact kernel: {f:?}");
     }
     // Only the libm kernel may use a local stack (libm's sin reduction keeps an array there).
-    // The bridge's f64 generating kernels inline Φ⁻¹, whose libm `exp` keeps `force_eval!` (a
-    // volatile store that raises FP flags on its overflow/underflow branches): an 8-byte depot,
-    // touched only on those cold branches; no array of ours lives in local memory.
-    const LIBM_FORCE_EVAL: [&str; 4] =
-        ["bridge_philox_f64", "bridge_sobol_f64", "normals_philox_f64", "normals_sobol_f64"];
+    // (The bridge's f64 generators no longer call libm `exp`, whose `force_eval!` kept an 8-byte
+    // depot there: no other kernel has one.)
     for f in funcs.iter().filter(|f| f.is_entry && f.local_depot_bytes > 0) {
-        if LIBM_FORCE_EVAL.contains(&f.name.as_str()) {
-            assert!(f.local_depot_bytes <= 8, "more local memory than libm's force_eval: {f:?}");
-            continue;
-        }
         assert_eq!(f.name, "exp_sin_log_f64", "unexpected local memory: {f:?}");
     }
     assert!(lockstep_ptx_builder::check_module(lockstep::ptx::MODULE).is_ok());

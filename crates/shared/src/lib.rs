@@ -13,7 +13,7 @@
 //! - every reduction order is written down as data (see [`reduce`]) so the device's shuffle or
 //!   shared-memory tree and the host's loop combine the same pairs.
 #![no_std]
-#![feature(core_float_math)] // core::{f32,f64}::math::{sqrt, mul_add} (nbody)
+#![feature(core_float_math)] // core::{f32,f64}::math::{sqrt, mul_add} (nbody, bridge::normal)
 #![warn(missing_docs)]
 
 pub mod axpy;

@@ -7,12 +7,23 @@
 //! evaluated for `p ≤ 1/2` only and mirrored (`Φ⁻¹(p) = −Φ⁻¹(1 − p)`, where `1 − p` is exact by
 //! Sterbenz's lemma), so the Halley residual never suffers cancellation near 1.
 //!
-//! **f32 generation** uses [`normal_f32_from_bits`]: the same approximation evaluated in f32
-//! arithmetic (libm `logf`, correctly rounded `sqrt` and `/`), without the Halley step — about
-//! 15× cheaper on the GPU, accurate to a few f32 ulps (tested against the f64 quantile), and
-//! monotone in the 32-bit word. The f32 and f64 generators therefore give different normals
-//! for the same word (the f32 ones are not the f64 ones rounded); each is bit-identical on the
-//! GPU and the CPU.
+//! That is the general-purpose, accurate quantile [`inverse_normal_cdf`] (any `p`, a cold path
+//! for API users). **The generators** ([`normal_from_bits`] in f64, [`normal_f32_from_bits`] in
+//! f32, i.e. `Real::normal_from_bits`) use a cheaper method specialised to their inputs, the
+//! uniforms `u = (m + 1/2)/2^32` of 32-bit words on the nearer half (`m = w` or `!w`, sign
+//! mirrored), so `u ∈ [2^−33, 1/2)`. With `x = 1 − 2u` (exact) and
+//! `v = −log(4u(1 − u)) = −log(1 − x²)` (computed from `u`, no cancellation),
+//! `Φ⁻¹(u) = −√2·erfinv(x) = −x·h(v)` where `h(v) = √2·erfinv(x)/x` is smooth and slowly growing
+//! on the bounded domain `0 ≤ v ≤ −log(4·2^−33·(1 − 2^−33)) ≈ 21.49`. `h` is a polynomial in
+//! `v − C1` below `V1 = 6` (all but 0.12% of words, so the other branch rarely splits a warp) and
+//! a polynomial in `√v − C2` above, evaluated by Horner with `mul_add` (fused and correctly
+//! rounded on both targets, so parity holds). Every lane computes the one `log`: no divergence
+//! before the branch, no division, no `exp`/`erfc`. The coefficients are fitted by
+//! `scripts/fit_inverse_normal.py` (mpmath's erfinv at 50 digits), separately for f64 (degrees
+//! 21/22, within about 2–3 f64 ulps of `Φ⁻¹(u)`) and f32 (degrees 9/9, f32 arithmetic with
+//! `logf`, within about 2–3 f32 ulps). The f32 and f64 generators therefore give different
+//! normals for the same word (the f32 ones are not the f64 ones rounded); each is bit-identical
+//! on the GPU and the CPU.
 
 const A: [f64; 6] = [
     -3.969683028665376e+01,
@@ -87,38 +98,174 @@ pub fn uniform(w: u32) -> f64 {
     (w as f64 + 0.5) * (1.0 / 4_294_967_296.0)
 }
 
-/// A standard normal from a 32-bit word: `Φ⁻¹(uniform(w))`.
+/// The nearer-half word of `w` (`w` or `!w`, below 2^31) and whether the normal is negated.
+#[inline(always)]
+fn nearer_half(w: u32) -> (u32, bool) {
+    if w < 0x8000_0000 { (w, false) } else { (!w, true) }
+}
+
+/// A standard normal from a 32-bit word, ≈ `Φ⁻¹(uniform(w))` to about 2 f64 ulps: the
+/// generators' fast quantile (see the module documentation). For the nearer-half word `m`
+/// (`u = (m + 1/2)/2^32 < 1/2`): `x = 1 − 2u` (exact) and `v = −log(4u(1 − u))` (one rounding
+/// before the log), then `z = −x·h(v)` with `h` a polynomial in `v − C1` (`v < V1`) or in
+/// `√v − C2`, evaluated by Horner with `mul_add`. Odd (`normal_from_bits(!w) ==
+/// −normal_from_bits(w)`) and monotone in `w`.
 #[inline(always)]
 pub fn normal_from_bits(w: u32) -> f64 {
-    inverse_normal_cdf(uniform(w))
+    let (m, neg) = nearer_half(w);
+    let a = ((m << 1) | 1) as f64; // 2^32·2u, exact
+    let v = -libm::log(a * (1.0 / 2_147_483_648.0) * (1.0 - a * (1.0 / 8_589_934_592.0)));
+    let x = (!(m << 1)) as f64 * (1.0 / 4_294_967_296.0); // 1 − 2u, exact
+    let p = if v < F64_V1 {
+        horner_f64(&F64_P1, v - F64_C1)
+    } else {
+        horner_f64(&F64_P2, core::f64::math::sqrt(v) - F64_C2)
+    };
+    let z = -(x * p);
+    if neg { -z } else { z }
 }
 
-const C32: [f32; 6] = [C[0] as f32, C[1] as f32, C[2] as f32, C[3] as f32, C[4] as f32, C[5] as f32];
-const D32: [f32; 4] = [D[0] as f32, D[1] as f32, D[2] as f32, D[3] as f32];
-
-/// Acklam's tail formula in f32 arithmetic, for `0 < p < 0.02425` (relative error a few
-/// f32 ulps: its rational in `q = sqrt(−2 log p)` has no cancellation).
-#[inline(always)]
-pub fn acklam_tail_f32(p: f32) -> f32 {
-    let q = libm::sqrtf(-2.0 * libm::logf(p));
-    (((((C32[0] * q + C32[1]) * q + C32[2]) * q + C32[3]) * q + C32[4]) * q + C32[5])
-        / ((((D32[0] * q + D32[1]) * q + D32[2]) * q + D32[3]) * q + 1.0)
-}
-
-/// A standard normal in f32 from a 32-bit word, ≈ `Φ⁻¹((w + 1/2)/2^32)`: Acklam's
-/// approximation without refinement, on the nearer half (`w < 2^31` directly, otherwise `−` the
-/// value of the mirrored word `!w`, so both tails keep full relative precision). The central
-/// region (p ≥ 0.02425) is evaluated in f64 (its rational cancels too much in f32) and rounded;
-/// the tail in f32 with `logf`/`sqrtf`. Accuracy: a few f32 ulps; monotone up to one or two
-/// ulps where the formulas meet.
+/// A standard normal in f32 from a 32-bit word, ≈ `Φ⁻¹((w + 1/2)/2^32)` to about 2 f32 ulps:
+/// the method of [`normal_from_bits`] in f32 arithmetic with its own fit: `2u` is rounded to
+/// f32 (24 bits), `x = 1 − 2u` too, then `logf` and Horner with `mul_add` in f32. Not the f64
+/// normal rounded (the two generators give different normals for the same word), but
+/// bit-identical on the GPU and the CPU. Odd in `w`; monotone up to about an ulp where the two
+/// polynomials meet (`v = V1`).
 #[inline(always)]
 pub fn normal_f32_from_bits(w: u32) -> f32 {
-    const SCALE: f32 = 1.0 / 4_294_967_296.0;
-    let m = if w < 0x8000_0000 { w } else { !w };
-    let p = uniform(m);
-    let z = if p < P_LOW { acklam_tail_f32((m as f32 + 0.5) * SCALE) } else { acklam_lower(p) as f32 };
-    if w < 0x8000_0000 { z } else { -z }
+    let (m, neg) = nearer_half(w);
+    let a = ((m << 1) | 1) as f32; // 2^32·2u, rounded to 24 bits
+    let v = -libm::logf(a * (1.0 / 2_147_483_648.0) * (1.0 - a * (1.0 / 8_589_934_592.0)));
+    let x = (!(m << 1)) as f32 * (1.0 / 4_294_967_296.0); // 1 − 2u, rounded
+    let p = if v < F32_V1 {
+        horner_f32(&F32_P1, v - F32_C1)
+    } else {
+        horner_f32(&F32_P2, core::f32::math::sqrt(v) - F32_C2)
+    };
+    let z = -(x * p);
+    if neg { -z } else { z }
 }
+
+/// The `mul_add`s (PTX `fma.rn.f64`) in one inlined copy of [`normal_from_bits`]: both Horner
+/// polynomials (one per coefficient after the first). `tests/tidy.rs` allows the generating
+/// kernels a multiple of this, and nothing else fuses.
+pub const FMA_PER_NORMAL_F64: usize = F64_P1.len() - 1 + F64_P2.len() - 1;
+
+/// The `mul_add`s (PTX `fma.rn.f32`) in one inlined copy of [`normal_f32_from_bits`].
+pub const FMA_PER_NORMAL_F32: usize = F32_P1.len() - 1 + F32_P2.len() - 1;
+
+/// `c[0] + t·(c[1] + t·(…))` with one fused multiply-add per coefficient.
+#[inline(always)]
+fn horner_f64<const N: usize>(c: &[f64; N], t: f64) -> f64 {
+    let mut p = c[N - 1];
+    let mut i = N - 1;
+    while i > 0 {
+        i -= 1;
+        p = core::f64::math::mul_add(p, t, c[i]);
+    }
+    p
+}
+
+/// `c[0] + t·(c[1] + t·(…))` with one fused multiply-add per coefficient.
+#[inline(always)]
+fn horner_f32<const N: usize>(c: &[f32; N], t: f32) -> f32 {
+    let mut p = c[N - 1];
+    let mut i = N - 1;
+    while i > 0 {
+        i -= 1;
+        p = core::f32::math::mul_add(p, t, c[i]);
+    }
+    p
+}
+
+// The coefficients of h(v) = √2·erfinv(x)/x (1 − x² = e^−v) for the generators: the output of
+// `python3 scripts/fit_inverse_normal.py` (near-minimax relative error; see the script),
+// verbatim, with the fit and evaluation errors it measured.
+// f32: region 1 v in [0, 6.0), degree 9, centre 3.0: fit error 5.307e-08
+// f32: region 2 sqrt(v) in [2.449490, 4.635468], degree 9, centre 3.5424788184546854: fit error 2.661e-08
+// f32: evaluated in f32 over 5449 words: max relative error 2.599e-07 = 2.18 eps (at m = 1291784094)
+const F32_V1: f32 = 6.0;
+const F32_C1: f32 = 3.0;
+const F32_C2: f32 = 3.5424788;
+const F32_P1: [f32; 10] = [
+    2.2960353,
+    0.3417169,
+    -0.008115579,
+    -0.0011823977,
+    0.00027644652,
+    -1.8036404e-05,
+    -2.6665684e-06,
+    6.436123e-07,
+    -6.1104384e-09,
+    -8.2093585e-09,
+];
+const F32_P2: [f32; 10] = [
+    4.777614,
+    1.4250138,
+    0.0042823264,
+    -0.0026815468,
+    0.0013310398,
+    -0.0007801007,
+    0.00058234297,
+    -0.00034039866,
+    5.0596238e-05,
+    2.7251812e-05,
+];
+// f64: region 1 v in [0, 6.0), degree 21, centre 3.0: fit error 1.676e-16
+// f64: region 2 sqrt(v) in [2.449490, 4.635468], degree 22, centre 3.5424788184546854: fit error 1.167e-17
+// f64: evaluated in f64 over 5449 words: max relative error 4.757e-16 = 2.14 eps (at m = 906540279)
+const F64_V1: f64 = 6.0;
+const F64_C1: f64 = 3.0;
+const F64_C2: f64 = 3.5424788184546854;
+const F64_P1: [f64; 22] = [
+    2.2960351246249897,
+    0.341716994653476,
+    -0.008114948652274002,
+    -0.0011825396095369622,
+    0.00027585837046350555,
+    -1.7983737300677045e-05,
+    -2.4720482402960476e-06,
+    6.3637541809031e-07,
+    -3.35009484115376e-08,
+    -7.731708491229137e-09,
+    1.5709215132533924e-09,
+    -4.446341301196471e-11,
+    -2.4511931922803132e-11,
+    3.822550452254993e-12,
+    9.983339948032925e-15,
+    -7.584833179251958e-14,
+    8.794971314782774e-15,
+    5.020562478760447e-16,
+    -2.1537818942739668e-16,
+    9.925559552912839e-18,
+    2.1893066575387078e-18,
+    -2.1212028689863934e-19,
+];
+const F64_P2: [f64; 23] = [
+    4.777614077740852,
+    1.4250130110654073,
+    0.004278392438707647,
+    -0.002671467058786227,
+    0.0013578323911652168,
+    -0.0008177823011294673,
+    0.0005200897760641556,
+    -0.0002812982566111678,
+    0.0001065687232516704,
+    -1.4542127268357762e-05,
+    -1.3197047579575763e-05,
+    1.1232428984999362e-05,
+    -4.04992550397498e-06,
+    2.039428197533981e-07,
+    5.88114009819078e-07,
+    -3.32517474256049e-07,
+    7.57803062377051e-08,
+    1.0461160400635166e-08,
+    -1.669489225552507e-08,
+    7.308560037038475e-09,
+    -7.030129262709636e-10,
+    -8.135607570127812e-10,
+    2.668784002724608e-10,
+];
 
 #[cfg(test)]
 mod tests {
