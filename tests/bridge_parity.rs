@@ -6,9 +6,10 @@
 mod bridge_common;
 
 use bridge_common::{normals, random_spec};
-use lockstep::kernels::bridge::Bridge;
+use lockstep::kernels::bridge::{Bridge, Variant};
 use lockstep::reference::bridge::{self as cpu, Output, Plan, Precision, Source};
 use lockstep_parity::{Bits, assert_bits_eq, config, gpu};
+use lockstep_shared::bridge::buffer_fast_d1;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
@@ -90,6 +91,30 @@ proptest! {
     }
 
     #[test]
+    fn bridge_philox_d1_gpu_equals_cpu(seed: u64, n in 1usize..128, kind in 0u8..4, paths in 0usize..3000, inc: bool, block in blocks()) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let bridge = Bridge::with_block_size(gpu, block)?;
+        let plan = Plan::new(&random_spec(seed, n, 1, kind))?;
+        let fast = buffer_fast_d1(plan.steps(), 1, plan.stack_slots(), block as usize, paths);
+        let want = if fast { Variant::PhiloxD1 } else { Variant::Philox };
+        prop_assert_eq!(bridge.launched(&bridge.upload::<f32>(&plan)?, paths, Variant::Philox), want);
+        both::<f32>(&bridge, &plan, Source::Philox { seed }, paths, inc, true)?;
+        both::<f64>(&bridge, &plan, Source::Philox { seed }, paths, inc, true)?;
+    }
+
+    #[test]
+    fn bridge_sobol_d1_gpu_equals_cpu(seed: u64, n in 1usize..128, kind in 0u8..4, paths in 0usize..3000, offset in 0u32..100_000, inc: bool, block in blocks()) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let bridge = Bridge::with_block_size(gpu, block)?;
+        let plan = Plan::new(&random_spec(seed, n, 1, kind))?;
+        let fast = buffer_fast_d1(plan.steps(), 1, plan.stack_slots(), block as usize, paths);
+        let want = if fast { Variant::SobolD1 } else { Variant::Sobol };
+        prop_assert_eq!(bridge.launched(&bridge.upload::<f64>(&plan)?, paths, Variant::Sobol), want);
+        both::<f32>(&bridge, &plan, Source::Sobol { offset }, paths, inc, true)?;
+        both::<f64>(&bridge, &plan, Source::Sobol { offset }, paths, inc, true)?;
+    }
+
+    #[test]
     fn normals_philox_gpu_equals_cpu(seed: u64, n in 1usize..80, d in 1usize..=4, paths in 0usize..5000, block in blocks()) {
         let Some(gpu) = gpu()? else { return Ok(()) };
         let bridge = Bridge::with_block_size(gpu, block)?;
@@ -134,7 +159,7 @@ fn bridge_paper_shape_gpu_equals_cpu() -> Result<(), TestCaseError> {
 /// rows, with offsets up to the last points below 2^32.
 #[test]
 fn bridge_sobol_fallbacks_gpu_equal_cpu() -> Result<(), TestCaseError> {
-    use lockstep_shared::bridge::{buffer_fast_d1, fused_sobol_warp};
+    use lockstep_shared::bridge::fused_sobol_warp;
     // (interior N, d, block, element size, expected fast d = 1 path, expected warp method)
     let cases = [
         (63, 1, 128, 4, true, true),

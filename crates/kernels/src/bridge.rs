@@ -18,8 +18,10 @@
 //! while the current 8 are computed. Same arithmetic as `generate_path` (bit-identical;
 //! measurements in bench/results/bridge-predictions.md).
 //!
-//! The fused kernels ([`run_fused`]) take the same d = 1 path with normals computed instead of
-//! loaded. Sobol normals come from the warp method ([`stage_sobol`], two `ld.shared` and one XOR
+//! The fused kernels have a d = 1 twin each (`bridge_philox_d1_*`, `bridge_sobol_d1_*`,
+//! [`run_fused_d1`]) with the same structure, normals computed instead of loaded, one step ahead
+//! ([`FUSED_PIPELINE`]); the launcher picks it when `buffer_fast_d1` holds. A separate kernel
+//! keeps its registers its own (31 in f32 instead of the general path's 72). Sobol normals come from the warp method ([`stage_sobol`], two `ld.shared` and one XOR
 //! per normal) when its tables fit shared memory, else from the Gray-code walk per element.
 
 use core::slice::from_raw_parts;
@@ -91,6 +93,12 @@ const PREFETCH: usize = 8;
 const PIPELINE_F32: usize = 8;
 /// As [`PIPELINE_F32`] for f64.
 const PIPELINE_F64: usize = 8;
+
+/// Steps per group of the fused kernels' d = 1 path ([`run_fused`]): their normals are computed,
+/// not loaded, so the group only buys independent work per thread, while each step of it inlines
+/// one more copy of the generator (Philox's 10 rounds on its refill branch, Φ⁻¹) at each of
+/// `run_d1`'s two prefetch sites.
+const FUSED_PIPELINE: usize = 1;
 
 /// Dimensions up to which the kernels use a 4-wide instantiation of the generator (fewer
 /// unrolled components and selects than `MAX_DIMS`, and 2 steps of prefetch).
@@ -446,19 +454,75 @@ unsafe fn stage_sobol(dirs: *const u32, low: *const u32, rows: u32, offset: u32,
     WarpSobol { high: pairs + high_select(q0, q) * 4, low: base + low_index(q) * 4 }
 }
 
-/// The fused kernels' body: on the d = 1 fast path ([`buffer_fast_d1`]) the buffer kernels'
-/// structure ([`stage_table`], [`run_d1`], 32-bit indices) with normals from `z`, otherwise the
-/// general [`run`] with its stack in the dynamic array. `staged`: the caller wrote shared
-/// memory that needs a barrier before use ([`stage_sobol`]); the d = 1 path's `stage_table`
-/// barrier serves, the general path gets its own.
+/// The body of the fused d = 1 kernels (`bridge_philox_d1_*`, `bridge_sobol_d1_*`): the buffer
+/// kernels' d = 1 structure ([`stage_table`], [`run_d1`], 32-bit indices) with normals from `z`.
+/// A separate kernel from the general path so that its registers are its own (with the general
+/// path in the same kernel, ptxas allocated that path's 72 instead of ~40).
 ///
 /// # Safety
-/// Every thread of the block calls it (barriers); `dynamic` is the launch's dynamic shared
-/// memory of `fused_shared_bytes(..)` bytes; the pointers as the buffer kernel's contract; `p`
-/// is this thread's global index.
+/// Every thread of the block calls it (barrier); `buffer_fast_d1(..)` holds for `sh` and
+/// blockDim; `dynamic` is the launch's dynamic shared memory of `fused_shared_bytes(..)` bytes;
+/// the pointers as the buffer kernel's contract; `p` is this thread's global index.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn run_fused<T: SharedIo, const P: usize>(
+unsafe fn run_fused_d1<T: SharedIo>(
+    sh: Shape,
+    dynamic: *mut u8,
+    coef: *const T,
+    idx: *const u32,
+    chol: *const T,
+    start: *const T,
+    out: *mut T,
+    p: u32,
+    mut z: impl Normals<T>,
+) {
+    let block = block_dim_x();
+    let size = core::mem::size_of::<T>();
+    // As in the buffer kernel: the stack, then the strategy.
+    // SAFETY: the dynamic array holds the stack's bytes, then `steps` coefficient rows, then
+    // `steps` index rows (`fused_shared_bytes` starts with `buffer_shared_bytes`).
+    let (tc, ti) = unsafe {
+        let tc = dynamic.add(buffer_stack_bytes(sh.slots as usize, 1, block as usize, size)) as *mut T;
+        (tc, tc.add(sh.steps as usize * COEFS) as *mut u32)
+    };
+    // SAFETY: coef/idx hold steps rows (contract), tc/ti steps rows (above).
+    let table = unsafe { stage_table(coef, idx, sh.steps as usize, tc, ti) };
+    if p >= sh.paths {
+        return;
+    }
+    let mut sink = BufferSink32 { out, paths: sh.paths, p };
+    // SAFETY: chol and start hold d = 1 element, the table `steps` rows; the stack column of
+    // thread t starts t elements into the dynamic array, stride blockDim elements,
+    // slots·blockDim ≤ SHARED_STACK (`buffer_fast_d1`).
+    unsafe {
+        let size = size as u32;
+        let stack = shared_addr(dynamic) + thread_idx_x() * size;
+        run_d1::<T, FUSED_PIPELINE>(
+            table,
+            sh.steps as usize,
+            *chol,
+            *start,
+            sh.increments != 0,
+            &mut z,
+            stack,
+            block * size,
+            &mut sink,
+        )
+    };
+}
+
+/// The body of the general fused kernels (`bridge_philox_*`, `bridge_sobol_*`: d > 1, more than
+/// `TABLE_STEPS` steps, or a stack that does not fit shared memory): [`run`] with its stack at
+/// the start of the dynamic array. `staged`: the caller wrote shared memory that needs a barrier
+/// before use ([`stage_sobol`]).
+///
+/// # Safety
+/// Every thread of the block calls it (barrier); `dynamic` is the launch's dynamic shared memory
+/// of `fused_shared_bytes(..)` bytes; the pointers as the buffer kernel's contract; `p` is this
+/// thread's global index.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_fused<T: Real>(
     sh: Shape,
     dynamic: *mut u8,
     coef: *const T,
@@ -468,46 +532,9 @@ unsafe fn run_fused<T: SharedIo, const P: usize>(
     scratch: *mut T,
     out: *mut T,
     p: u32,
-    mut z: impl Normals<T>,
+    z: impl Normals<T>,
     staged: bool,
 ) {
-    let block = block_dim_x();
-    let size = core::mem::size_of::<T>();
-    if buffer_fast_d1(sh.steps as usize, sh.dims as usize, sh.slots as usize, block as usize, sh.paths as usize) {
-        // As in the buffer kernel: the stack, then the strategy (uniform condition, so every
-        // thread reaches the barrier in `stage_table`).
-        // SAFETY: the dynamic array holds the stack's bytes, then `steps` coefficient rows, then
-        // `steps` index rows (`fused_shared_bytes` starts with `buffer_shared_bytes`).
-        let (tc, ti) = unsafe {
-            let tc = dynamic.add(buffer_stack_bytes(sh.slots as usize, 1, block as usize, size)) as *mut T;
-            (tc, tc.add(sh.steps as usize * COEFS) as *mut u32)
-        };
-        // SAFETY: coef/idx hold steps rows (contract), tc/ti steps rows (above).
-        let table = unsafe { stage_table(coef, idx, sh.steps as usize, tc, ti) };
-        if p >= sh.paths {
-            return;
-        }
-        let mut sink = BufferSink32 { out, paths: sh.paths, p };
-        // SAFETY: chol and start hold d = 1 element, the table `steps` rows; the stack column of
-        // thread t starts t elements into the dynamic array, stride blockDim elements,
-        // slots·blockDim ≤ SHARED_STACK (`buffer_fast_d1`).
-        unsafe {
-            let size = size as u32;
-            let stack = shared_addr(dynamic) + thread_idx_x() * size;
-            run_d1::<T, P>(
-                table,
-                sh.steps as usize,
-                *chol,
-                *start,
-                sh.increments != 0,
-                &mut z,
-                stack,
-                block * size,
-                &mut sink,
-            )
-        };
-        return;
-    }
     if staged {
         sync_threads();
     }
@@ -577,7 +604,7 @@ unsafe fn run<T: Real>(
 }
 
 macro_rules! bridge_kernels {
-    ($t:ty, $pf:expr, [$dyn:ident, $s2:ident, $s3:ident, $s4:ident], $buffer:ident, $philox:ident, $sobol:ident, $nphilox:ident, $nsobol:ident) => {
+    ($t:ty, $pf:expr, [$dyn:ident, $s2:ident, $s3:ident, $s4:ident, $s5:ident, $s6:ident], $buffer:ident, $philox:ident, $sobol:ident, $nphilox:ident, $nsobol:ident, $philox_d1:ident, $sobol_d1:ident) => {
         /// The bridge with normals from the buffer `z` (`[row][path]`, `steps·d·paths`).
         ///
         /// # Safety
@@ -683,7 +710,7 @@ macro_rules! bridge_kernels {
             let dynamic = dynamic_shared!($s2);
             // SAFETY: forwarded from this kernel's contract.
             unsafe {
-                run_fused::<$t, $pf>(
+                run_fused::<$t>(
                     sh,
                     dynamic,
                     coef,
@@ -741,13 +768,92 @@ macro_rules! bridge_kernels {
                 // warp_shared_bytes(steps·d, blockDim) bytes at base (`fused_shared_bytes`).
                 let z = unsafe { stage_sobol(dirs, low, steps * dims, offset, base) };
                 // SAFETY: forwarded from this kernel's contract; the tables are staged.
-                unsafe { run_fused::<$t, $pf>(sh, dynamic, coef, idx, chol, start, scratch, out, p, z, true) }
+                unsafe { run_fused::<$t>(sh, dynamic, coef, idx, chol, start, scratch, out, p, z, true) }
             } else {
                 // SAFETY: dirs holds steps·d·32 words (contract).
                 let dirs = unsafe { from_raw_parts(dirs, steps as usize * dims as usize * BITS) };
                 let z = SobolNormals { dirs, point: offset.wrapping_add(p) };
                 // SAFETY: forwarded from this kernel's contract.
-                unsafe { run_fused::<$t, $pf>(sh, dynamic, coef, idx, chol, start, scratch, out, p, z, false) }
+                unsafe { run_fused::<$t>(sh, dynamic, coef, idx, chol, start, scratch, out, p, z, false) }
+            }
+        }
+
+        /// The fused Philox bridge on the d = 1 fast path ([`run_fused_d1`]).
+        ///
+        /// # Safety
+        /// As `bridge_philox_*`, and `buffer_fast_d1(steps, dims, slots, blockDim, paths)`
+        /// holds (otherwise nothing is written).
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $philox_d1(
+            coef: *const $t,
+            idx: *const u32,
+            steps: u32,
+            dims: u32,
+            slots: u32,
+            chol: *const $t,
+            start: *const $t,
+            increments: u32,
+            seed: u64,
+            out: *mut $t,
+            paths: u32,
+        ) {
+            let block = block_dim_x() as usize;
+            if !buffer_fast_d1(steps as usize, dims as usize, slots as usize, block, paths as usize) {
+                return; // uniform: the launcher never starts this kernel then
+            }
+            let p = index_1d();
+            let sh = Shape { steps, dims, slots, increments, paths };
+            let dynamic = dynamic_shared!($s5);
+            let z = PhiloxNormals::new(seed, p as u64);
+            // SAFETY: forwarded from this kernel's contract; buffer_fast_d1 holds (checked).
+            unsafe { run_fused_d1::<$t>(sh, dynamic, coef, idx, chol, start, out, p, z) }
+        }
+
+        /// The fused Sobol bridge on the d = 1 fast path ([`run_fused_d1`]), by the warp method
+        /// when its tables fit (`fused_sobol_warp`), else by the Gray-code walk per element.
+        ///
+        /// # Safety
+        /// As `bridge_sobol_*`, and `buffer_fast_d1(steps, dims, slots, blockDim, paths)` holds
+        /// (otherwise nothing is written).
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $sobol_d1(
+            coef: *const $t,
+            idx: *const u32,
+            steps: u32,
+            dims: u32,
+            slots: u32,
+            chol: *const $t,
+            start: *const $t,
+            increments: u32,
+            dirs: *const u32,
+            low: *const u32,
+            offset: u32,
+            out: *mut $t,
+            paths: u32,
+        ) {
+            let (block, size) = (block_dim_x() as usize, core::mem::size_of::<$t>());
+            if !buffer_fast_d1(steps as usize, dims as usize, slots as usize, block, paths as usize) {
+                return; // uniform: the launcher never starts this kernel then
+            }
+            let p = index_1d();
+            let sh = Shape { steps, dims, slots, increments, paths };
+            let dynamic = dynamic_shared!($s6);
+            if fused_sobol_warp(steps as usize, dims as usize, slots as usize, block, paths as usize, size) {
+                let base = shared_addr(dynamic)
+                    + buffer_shared_bytes(steps as usize, dims as usize, slots as usize, block, paths as usize, size)
+                        as u32;
+                // SAFETY: dirs/low hold steps rows (contract, d = 1); the dynamic array holds
+                // warp_shared_bytes(steps, blockDim) bytes at base (`fused_shared_bytes`); the
+                // barrier in `stage_table` comes before any read.
+                let z = unsafe { stage_sobol(dirs, low, steps, offset, base) };
+                // SAFETY: forwarded from this kernel's contract.
+                unsafe { run_fused_d1::<$t>(sh, dynamic, coef, idx, chol, start, out, p, z) }
+            } else {
+                // SAFETY: dirs holds steps·32 words (contract, d = 1).
+                let dirs = unsafe { from_raw_parts(dirs, steps as usize * BITS) };
+                let z = SobolNormals { dirs, point: offset.wrapping_add(p) };
+                // SAFETY: forwarded from this kernel's contract.
+                unsafe { run_fused_d1::<$t>(sh, dynamic, coef, idx, chol, start, out, p, z) }
             }
         }
 
@@ -825,20 +931,38 @@ macro_rules! bridge_kernels {
 bridge_kernels!(
     f32,
     PIPELINE_F32,
-    [BRIDGE_DYNAMIC_F32, BRIDGE_STACK_PHILOX_F32, BRIDGE_STACK_SOBOL_F32, BRIDGE_NORMALS_SOBOL_F32],
+    [
+        BRIDGE_DYNAMIC_F32,
+        BRIDGE_STACK_PHILOX_F32,
+        BRIDGE_STACK_SOBOL_F32,
+        BRIDGE_NORMALS_SOBOL_F32,
+        BRIDGE_D1_PHILOX_F32,
+        BRIDGE_D1_SOBOL_F32
+    ],
     bridge_f32,
     bridge_philox_f32,
     bridge_sobol_f32,
     normals_philox_f32,
-    normals_sobol_f32
+    normals_sobol_f32,
+    bridge_philox_d1_f32,
+    bridge_sobol_d1_f32
 );
 bridge_kernels!(
     f64,
     PIPELINE_F64,
-    [BRIDGE_DYNAMIC_F64, BRIDGE_STACK_PHILOX_F64, BRIDGE_STACK_SOBOL_F64, BRIDGE_NORMALS_SOBOL_F64],
+    [
+        BRIDGE_DYNAMIC_F64,
+        BRIDGE_STACK_PHILOX_F64,
+        BRIDGE_STACK_SOBOL_F64,
+        BRIDGE_NORMALS_SOBOL_F64,
+        BRIDGE_D1_PHILOX_F64,
+        BRIDGE_D1_SOBOL_F64
+    ],
     bridge_f64,
     bridge_philox_f64,
     bridge_sobol_f64,
     normals_philox_f64,
-    normals_sobol_f64
+    normals_sobol_f64,
+    bridge_philox_d1_f64,
+    bridge_sobol_d1_f64
 );

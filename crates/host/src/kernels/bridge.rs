@@ -78,6 +78,10 @@ pub enum Variant {
     NormalsPhilox,
     /// `normals_sobol_*`.
     NormalsSobol,
+    /// `bridge_philox_d1_*` (fused, the d = 1 fast path; [`Bridge::launched`]).
+    PhiloxD1,
+    /// `bridge_sobol_d1_*` (fused, the d = 1 fast path).
+    SobolD1,
 }
 
 struct Kernels<'g> {
@@ -86,7 +90,9 @@ struct Kernels<'g> {
     sobol: Function<'g>,
     normals_philox: Function<'g>,
     normals_sobol: Function<'g>,
-    names: [&'static str; 5],
+    philox_d1: Function<'g>,
+    sobol_d1: Function<'g>,
+    names: [&'static str; 7],
 }
 
 /// The bridge kernels, loaded and ready.
@@ -115,12 +121,16 @@ impl<'g> Bridge<'g> {
                 sobol: gpu.function("bridge_sobol_f32")?,
                 normals_philox: gpu.function("normals_philox_f32")?,
                 normals_sobol: gpu.function("normals_sobol_f32")?,
+                philox_d1: gpu.function("bridge_philox_d1_f32")?,
+                sobol_d1: gpu.function("bridge_sobol_d1_f32")?,
                 names: [
                     "cuLaunchKernel(bridge_f32)",
                     "cuLaunchKernel(bridge_philox_f32)",
                     "cuLaunchKernel(bridge_sobol_f32)",
                     "cuLaunchKernel(normals_philox_f32)",
                     "cuLaunchKernel(normals_sobol_f32)",
+                    "cuLaunchKernel(bridge_philox_d1_f32)",
+                    "cuLaunchKernel(bridge_sobol_d1_f32)",
                 ],
             },
             k64: Kernels {
@@ -129,12 +139,16 @@ impl<'g> Bridge<'g> {
                 sobol: gpu.function("bridge_sobol_f64")?,
                 normals_philox: gpu.function("normals_philox_f64")?,
                 normals_sobol: gpu.function("normals_sobol_f64")?,
+                philox_d1: gpu.function("bridge_philox_d1_f64")?,
+                sobol_d1: gpu.function("bridge_sobol_d1_f64")?,
                 names: [
                     "cuLaunchKernel(bridge_f64)",
                     "cuLaunchKernel(bridge_philox_f64)",
                     "cuLaunchKernel(bridge_sobol_f64)",
                     "cuLaunchKernel(normals_philox_f64)",
                     "cuLaunchKernel(normals_sobol_f64)",
+                    "cuLaunchKernel(bridge_philox_d1_f64)",
+                    "cuLaunchKernel(bridge_sobol_d1_f64)",
                 ],
             },
         })
@@ -162,10 +176,31 @@ impl<'g> Bridge<'g> {
             Variant::Sobol => &k.sobol,
             Variant::NormalsPhilox => &k.normals_philox,
             Variant::NormalsSobol => &k.normals_sobol,
+            Variant::PhiloxD1 => &k.philox_d1,
+            Variant::SobolD1 => &k.sobol_d1,
         };
         let regs = f.get_attribute(NumRegisters).map_err(cuda("cuFuncGetAttribute"))?;
         let local = f.get_attribute(LocalSizeBytes).map_err(cuda("cuFuncGetAttribute"))?;
         Ok((regs, local))
+    }
+
+    /// The kernel a generation of `paths` with `plan` from `variant` launches: the fused
+    /// sources take their d = 1 kernels when `lockstep_shared::bridge::buffer_fast_d1` holds
+    /// (d = 1, stack and strategy in shared memory, 32-bit indices); every other variant is
+    /// itself.
+    pub fn launched<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize, variant: Variant) -> Variant {
+        let fast = lockstep_shared::bridge::buffer_fast_d1(
+            plan.steps as usize,
+            plan.dims as usize,
+            plan.slots as usize,
+            self.block as usize,
+            paths,
+        );
+        match variant {
+            Variant::Philox if fast => Variant::PhiloxD1,
+            Variant::Sobol if fast => Variant::SobolD1,
+            v => v,
+        }
     }
 
     fn kernels<T: Precision>(&self) -> &Kernels<'g> {
@@ -307,6 +342,34 @@ impl<'g> Bridge<'g> {
                     )
                 }
             }
+            DeviceSource::Philox { seed } if self.launched(plan, paths, Variant::Philox) == Variant::PhiloxD1 => {
+                let shared_bytes = fused_bytes(false)?;
+                // SAFETY: mirrors `bridge_philox_d1_*(coef, idx, steps, dims, slots, chol, start,
+                // increments, seed, out, paths)`; buffer_fast_d1 holds (just checked), the tables
+                // come from one validated Plan, out holds (N+1)·d·paths, shared_bytes =
+                // fused_shared_bytes(.., false).
+                unsafe {
+                    self.gpu.launch(
+                        &k.philox_d1,
+                        k.names[5],
+                        grid,
+                        shared_bytes,
+                        &[
+                            arg(&cp),
+                            arg(&ip),
+                            arg(&plan.steps),
+                            arg(&plan.dims),
+                            arg(&plan.slots),
+                            arg(&hp),
+                            arg(&xp),
+                            arg(&inc),
+                            arg(&seed),
+                            arg(&op),
+                            arg(&n),
+                        ],
+                    )
+                }
+            }
             DeviceSource::Philox { seed } => {
                 let shared_bytes = fused_bytes(false)?;
                 // SAFETY: as the buffer kernel with `seed: u64` in place of z; shared_bytes =
@@ -328,6 +391,37 @@ impl<'g> Bridge<'g> {
                             arg(&inc),
                             arg(&sp),
                             arg(&seed),
+                            arg(&op),
+                            arg(&n),
+                        ],
+                    )
+                }
+            }
+            DeviceSource::Sobol { offset } if self.launched(plan, paths, Variant::Sobol) == Variant::SobolD1 => {
+                let (dirs, low) = self.sobol_dirs(plan, offset, paths)?;
+                let shared_bytes = fused_bytes(true)?;
+                // SAFETY: mirrors `bridge_sobol_d1_*(coef, idx, steps, dims, slots, chol, start,
+                // increments, dirs, low, offset, out, paths)`; buffer_fast_d1 holds (just
+                // checked), dirs and low hold (N+1)·d·32 words, offset + paths ≤ 2^32 (checked),
+                // the block is whole warps, shared_bytes = fused_shared_bytes(.., true).
+                unsafe {
+                    self.gpu.launch(
+                        &k.sobol_d1,
+                        k.names[6],
+                        grid,
+                        shared_bytes,
+                        &[
+                            arg(&cp),
+                            arg(&ip),
+                            arg(&plan.steps),
+                            arg(&plan.dims),
+                            arg(&plan.slots),
+                            arg(&hp),
+                            arg(&xp),
+                            arg(&inc),
+                            arg(&dirs),
+                            arg(&low),
+                            arg(&offset),
                             arg(&op),
                             arg(&n),
                         ],
