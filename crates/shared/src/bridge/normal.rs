@@ -17,11 +17,12 @@
 //! on the bounded domain `0 ≤ v ≤ −log(4·2^−33·(1 − 2^−33)) ≈ 21.49`. `h` is a polynomial in
 //! `v − C1` below `V1 = 6` (all but 0.12% of words, so the other branch rarely splits a warp) and
 //! a polynomial in `√v − C2` above, evaluated by Horner with `mul_add` (fused and correctly
-//! rounded on both targets, so parity holds). Every lane computes the one `log`: no divergence
-//! before the branch, no division, no `exp`/`erfc`. The coefficients are fitted by
+//! rounded on both targets, so parity holds). Every lane computes the one logarithm, our own
+//! branch- and division-free [`ln_f32`]/[`ln_f64`] (the argument is always a positive normal
+//! number): no divergence before the branch, no division, no `exp`/`erfc`. The coefficients are fitted by
 //! `scripts/fit_inverse_normal.py` (mpmath's erfinv at 50 digits), separately for f64 (degrees
-//! 21/22, within about 2–3 f64 ulps of `Φ⁻¹(u)`) and f32 (degrees 9/9, f32 arithmetic with
-//! `logf`, within about 2–3 f32 ulps). The f32 and f64 generators therefore give different
+//! 21/22, within about 2–3 f64 ulps of `Φ⁻¹(u)`) and f32 (degrees 9/9, f32 arithmetic,
+//! within about 2.5 f32 ulps). The f32 and f64 generators therefore give different
 //! normals for the same word (the f32 ones are not the f64 ones rounded); each is bit-identical
 //! on the GPU and the CPU.
 
@@ -114,7 +115,7 @@ fn nearer_half(w: u32) -> (u32, bool) {
 pub fn normal_from_bits(w: u32) -> f64 {
     let (m, neg) = nearer_half(w);
     let a = ((m << 1) | 1) as f64; // 2^32·2u, exact
-    let v = -libm::log(a * (1.0 / 2_147_483_648.0) * (1.0 - a * (1.0 / 8_589_934_592.0)));
+    let v = -ln_f64(a * (1.0 / 2_147_483_648.0) * (1.0 - a * (1.0 / 8_589_934_592.0)));
     let x = (!(m << 1)) as f64 * (1.0 / 4_294_967_296.0); // 1 − 2u, exact
     let p = if v < F64_V1 {
         horner_f64(&F64_P1, v - F64_C1)
@@ -127,15 +128,15 @@ pub fn normal_from_bits(w: u32) -> f64 {
 
 /// A standard normal in f32 from a 32-bit word, ≈ `Φ⁻¹((w + 1/2)/2^32)` to about 2 f32 ulps:
 /// the method of [`normal_from_bits`] in f32 arithmetic with its own fit: `2u` is rounded to
-/// f32 (24 bits), `x = 1 − 2u` too, then `logf` and Horner with `mul_add` in f32. Not the f64
+/// f32 (24 bits), `x = 1 − 2u` too, then [`ln_f32`] and Horner with `mul_add` in f32. Not the f64
 /// normal rounded (the two generators give different normals for the same word), but
-/// bit-identical on the GPU and the CPU. Odd in `w`; monotone up to about an ulp where the two
-/// polynomials meet (`v = V1`).
+/// bit-identical on the GPU and the CPU. Odd in `w`; non-decreasing in `w` (tested on a stride
+/// sample and on every word around `v = V1`, where the two polynomials meet).
 #[inline(always)]
 pub fn normal_f32_from_bits(w: u32) -> f32 {
     let (m, neg) = nearer_half(w);
     let a = ((m << 1) | 1) as f32; // 2^32·2u, rounded to 24 bits
-    let v = -libm::logf(a * (1.0 / 2_147_483_648.0) * (1.0 - a * (1.0 / 8_589_934_592.0)));
+    let v = -ln_f32(a * (1.0 / 2_147_483_648.0) * (1.0 - a * (1.0 / 8_589_934_592.0)));
     let x = (!(m << 1)) as f32 * (1.0 / 4_294_967_296.0); // 1 − 2u, rounded
     let p = if v < F32_V1 {
         horner_f32(&F32_P1, v - F32_C1)
@@ -146,13 +147,48 @@ pub fn normal_f32_from_bits(w: u32) -> f32 {
     if neg { -z } else { z }
 }
 
-/// The `mul_add`s (PTX `fma.rn.f64`) in one inlined copy of [`normal_from_bits`]: both Horner
-/// polynomials (one per coefficient after the first). `tests/tidy.rs` allows the generating
-/// kernels a multiple of this, and nothing else fuses.
-pub const FMA_PER_NORMAL_F64: usize = F64_P1.len() - 1 + F64_P2.len() - 1;
+/// `ln y` for a positive normal f32 `y` (the f32 generator's `4u(1 − u) ∈ [2^−31, 1]`), without
+/// division or branches (libm's `logf` has both, and cost about 45 SASS instructions per normal
+/// on sm_90; this is about 17): `y = 2^k·f` with `f ∈ [√½, √2)` taken from the bits,
+/// `t = f − 1` (exact), `ln y = k·ln 2 + t + t²·R(t)` with `R` a degree-7 polynomial fitted by
+/// `scripts/fit_inverse_normal.py` (absolute error of `ln(1 + t)` about 2e-8, well below what
+/// moves the normal: `v`'s absolute error enters `h` scaled by `h′/h ≤ 0.26`).
+#[inline(always)]
+pub fn ln_f32(y: f32) -> f32 {
+    let bits = y.to_bits();
+    let k = (bits.wrapping_sub(0x3f35_04f3) as i32) >> 23;
+    let f = f32::from_bits(bits.wrapping_sub((k as u32) << 23));
+    let t = f - 1.0;
+    let r = horner_f32(&LN_F32_R, t - LN_F32_C);
+    core::f32::math::mul_add(k as f32, core::f32::consts::LN_2, core::f32::math::mul_add(t * t, r, t))
+}
 
-/// The `mul_add`s (PTX `fma.rn.f32`) in one inlined copy of [`normal_f32_from_bits`].
-pub const FMA_PER_NORMAL_F32: usize = F32_P1.len() - 1 + F32_P2.len() - 1;
+/// `ln y` for a positive normal f64 `y` (the f64 generator's `4u(1 − u)`): [`ln_f32`]'s method
+/// in f64 with a degree-18 `R` (absolute error of `ln(1 + t)` about 4e-17) and `ln 2` split in
+/// two for `k·ln 2`. Replaces libm's `log`, whose division and branches cost about 60 SASS
+/// instructions per normal on sm_90, 25 of them f64.
+#[inline(always)]
+pub fn ln_f64(y: f64) -> f64 {
+    use core::f64::math::mul_add;
+    const LN2_HI: f64 = core::f64::consts::LN_2;
+    const LN2_LO: f64 = 2.3190468138462996e-17; // ln 2 − LN2_HI, rounded
+    let bits = y.to_bits();
+    let k = (bits.wrapping_sub(0x3fe6_a09e_667f_3bcd) as i64) >> 52;
+    let f = f64::from_bits(bits.wrapping_sub((k as u64) << 52));
+    let t = f - 1.0;
+    let r = horner_f64(&LN_F64_R, t - LN_F64_C);
+    let k = k as f64;
+    mul_add(k, LN2_HI, mul_add(k, LN2_LO, mul_add(t * t, r, t)))
+}
+
+/// The `mul_add`s (PTX `fma.rn.f64`) in one inlined copy of [`normal_from_bits`]: both Horner
+/// polynomials (one per coefficient after the first) and [`ln_f64`]'s (its polynomial and three
+/// more). `tests/tidy.rs` allows the generating kernels a multiple of this; nothing else fuses.
+pub const FMA_PER_NORMAL_F64: usize = F64_P1.len() - 1 + F64_P2.len() - 1 + LN_F64_R.len() - 1 + 3;
+
+/// The `mul_add`s (PTX `fma.rn.f32`) in one inlined copy of [`normal_f32_from_bits`]: both
+/// Horner polynomials and [`ln_f32`]'s (its polynomial and two more).
+pub const FMA_PER_NORMAL_F32: usize = F32_P1.len() - 1 + F32_P2.len() - 1 + LN_F32_R.len() - 1 + 2;
 
 /// `c[0] + t·(c[1] + t·(…))` with one fused multiply-add per coefficient.
 #[inline(always)]
@@ -178,12 +214,16 @@ fn horner_f32<const N: usize>(c: &[f32; N], t: f32) -> f32 {
     p
 }
 
-// The coefficients of h(v) = √2·erfinv(x)/x (1 − x² = e^−v) for the generators: the output of
-// `python3 scripts/fit_inverse_normal.py` (near-minimax relative error; see the script),
-// verbatim, with the fit and evaluation errors it measured.
+// The coefficients of the logarithms' R(t) and of h(v) = √2·erfinv(x)/x (1 − x² = e^−v) for the
+// generators: the output of `python3 scripts/fit_inverse_normal.py` (near-minimax relative
+// error; see the script), verbatim, with the fit and evaluation errors it measured.
+// f32 log: log(1 + t) - t = t^2 R(t), t in [-0.29289323, 0.41421357], R of degree 7 in t - LN_F32_C: absolute error of log(1 + t) 1.984e-08
+const LN_F32_C: f32 = 0.06066017;
+const LN_F32_R: [f32; 8] =
+    [-0.48065722, 0.30507103, -0.21702592, 0.1643511, -0.12799487, 0.103382275, -0.10441661, 0.088922285];
 // f32: region 1 v in [0, 6.0), degree 9, centre 3.0: fit error 5.307e-08
 // f32: region 2 sqrt(v) in [2.449490, 4.635468], degree 9, centre 3.5424788184546854: fit error 2.661e-08
-// f32: evaluated in f32 over 5449 words: max relative error 2.599e-07 = 2.18 eps (at m = 1291784094)
+// f32: evaluated in f32 over 5449 words: max relative error 2.431e-07 = 2.04 eps (at m = 1457195472)
 const F32_V1: f32 = 6.0;
 const F32_C1: f32 = 3.0;
 const F32_C2: f32 = 3.5424788;
@@ -210,6 +250,29 @@ const F32_P2: [f32; 10] = [
     -0.00034039866,
     5.0596238e-05,
     2.7251812e-05,
+];
+// f64 log: log(1 + t) - t = t^2 R(t), t in [-0.29289321881345254, 0.41421356237309515], R of degree 18 in t - LN_F64_C: absolute error of log(1 + t) 3.588e-17
+const LN_F64_C: f64 = 0.060660171779821304;
+const LN_F64_R: [f64; 19] = [
+    -0.48065736035339196,
+    0.3050713273924067,
+    -0.2169882850302884,
+    0.1643069240555926,
+    -0.12945546722781995,
+    0.10483737109539305,
+    -0.08662913659741535,
+    0.07269569413544368,
+    -0.06175114275458396,
+    0.05297681487030548,
+    -0.045820339462784895,
+    0.039859799513589395,
+    -0.03490857721382071,
+    0.03126281502905461,
+    -0.027702613403767916,
+    0.020729285769908963,
+    -0.01821483384816921,
+    0.03168563984572531,
+    -0.02883653672658629,
 ];
 // f64: region 1 v in [0, 6.0), degree 21, centre 3.0: fit error 1.676e-16
 // f64: region 2 sqrt(v) in [2.449490, 4.635468], degree 22, centre 3.5424788184546854: fit error 1.167e-17
@@ -278,5 +341,38 @@ mod tests {
         assert_eq!(inverse_normal_cdf(0.0), f64::NEG_INFINITY);
         assert!(inverse_normal_cdf(1.5).is_nan());
         assert!(uniform(0) > 0.0 && uniform(u32::MAX) < 1.0);
+    }
+
+    #[test]
+    fn ln_f32_is_close_to_the_f64_log_on_the_generators_range() {
+        // y over [2^−31, 1] (every 97th f32) and the reduction's edges.
+        let edges = [0x3f35_04f3u32, 0x3f35_04f2, 0x3eb5_04f3, 0x3eb5_04f2, 0x3f80_0000, 0x3000_0000];
+        let mut worst = 0.0f64;
+        for bits in (0x3000_0000u32..=0x3f80_0000).step_by(97).chain(edges) {
+            let y = f32::from_bits(bits);
+            let want = libm::log(y as f64);
+            // The absolute error that matters for v, plus the rounding of a value of size |ln y|
+            // (measured: at most 0.50 f32 eps).
+            let err = (ln_f32(y) as f64 - want).abs() / (1.0 + want.abs());
+            worst = worst.max(err);
+        }
+        assert!(worst < 0.6 * f32::EPSILON as f64, "ln_f32: worst scaled error {worst:e}");
+        assert_eq!(ln_f32(1.0), 0.0);
+    }
+
+    #[test]
+    fn ln_f64_is_close_to_libm_log_on_the_generators_range() {
+        let edges = [0x3fe6_a09e_667f_3bcdu64, 0x3fe6_a09e_667f_3bcc, 0x3ff0_0000_0000_0000, 0x3e00_0000_0000_0000];
+        let mut worst = 0.0f64;
+        let step = (0x3ff0_0000_0000_0000u64 - 0x3e00_0000_0000_0000) / 200_003;
+        for bits in (0x3e00_0000_0000_0000u64..=0x3ff0_0000_0000_0000).step_by(step as usize).chain(edges) {
+            let y = f64::from_bits(bits);
+            let want = libm::log(y);
+            worst = worst.max((ln_f64(y) - want).abs() / (1.0 + want.abs()));
+        }
+        // Measured: at most 0.94 f64 eps, i.e. one rounding of a value of size |ln y| apart: each
+        // is within half an ulp of ln y (0.47 for ln_f64 against mpmath, per the fit script).
+        assert!(worst < 1.1 * f64::EPSILON, "ln_f64: worst scaled error {worst:e}");
+        assert_eq!(ln_f64(1.0), 0.0);
     }
 }
