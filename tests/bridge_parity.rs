@@ -6,9 +6,10 @@
 mod bridge_common;
 
 use bridge_common::{normals, random_spec};
-use lockstep::kernels::bridge::Bridge;
+use lockstep::kernels::bridge::{Bridge, Variant};
 use lockstep::reference::bridge::{self as cpu, Output, Plan, Precision, Source};
 use lockstep_parity::{Bits, assert_bits_eq, config, gpu};
+use lockstep_shared::bridge::fused_fast_d1;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
@@ -107,6 +108,30 @@ proptest! {
     }
 
     #[test]
+    fn bridge_philox_d1_gpu_equals_cpu(seed: u64, n in 1usize..128, kind in 0u8..4, paths in 0usize..3000, inc: bool, block in blocks()) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let bridge = Bridge::with_block_size(gpu, block)?;
+        let plan = Plan::new(&random_spec(seed, n, 1, kind))?;
+        let fast = fused_fast_d1(plan.steps(), 1, plan.stack_slots(), block as usize, paths);
+        let want = if fast { Variant::PhiloxD1 } else { Variant::Philox };
+        prop_assert_eq!(bridge.launched(&bridge.upload::<f32>(&plan)?, paths, Variant::Philox), want);
+        both::<f32>(&bridge, &plan, Source::Philox { seed }, paths, inc, true)?;
+        both::<f64>(&bridge, &plan, Source::Philox { seed }, paths, inc, true)?;
+    }
+
+    #[test]
+    fn bridge_sobol_d1_gpu_equals_cpu(seed: u64, n in 1usize..128, kind in 0u8..4, paths in 0usize..3000, offset in 0u32..100_000, inc: bool, block in blocks()) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let bridge = Bridge::with_block_size(gpu, block)?;
+        let plan = Plan::new(&random_spec(seed, n, 1, kind))?;
+        let fast = fused_fast_d1(plan.steps(), 1, plan.stack_slots(), block as usize, paths);
+        let want = if fast { Variant::SobolD1 } else { Variant::Sobol };
+        prop_assert_eq!(bridge.launched(&bridge.upload::<f64>(&plan)?, paths, Variant::Sobol), want);
+        both::<f32>(&bridge, &plan, Source::Sobol { offset }, paths, inc, true)?;
+        both::<f64>(&bridge, &plan, Source::Sobol { offset }, paths, inc, true)?;
+    }
+
+    #[test]
     fn normals_philox_gpu_equals_cpu(seed: u64, n in 1usize..80, d in 1usize..=4, paths in 0usize..5000, block in blocks()) {
         let Some(gpu) = gpu()? else { return Ok(()) };
         let bridge = Bridge::with_block_size(gpu, block)?;
@@ -156,6 +181,48 @@ fn bridge_paper_shape_gpu_equals_cpu() -> Result<(), TestCaseError> {
         for inc in [false, true] {
             both::<f32>(&bridge, &plan, Source::Buffer(&z32), paths, inc, true)?;
             both::<f64>(&bridge, &plan, Source::Buffer(&z64), paths, inc, true)?;
+        }
+    }
+    Ok(())
+}
+
+/// The fused Sobol kernels' three ways (warp method on the d = 1 fast path, warp method on the
+/// general path, Gray-code walk per element where the tables do not fit shared memory, on the
+/// d = 1 fast path and on the general path), and the normals-alone kernel over several chunks of
+/// rows, with offsets up to the last points below 2^32.
+#[test]
+fn bridge_sobol_fallbacks_gpu_equal_cpu() -> Result<(), TestCaseError> {
+    use lockstep_shared::bridge::fused_sobol_warp;
+    // (interior N, d, block, element size, expected fast d = 1 path, expected warp method)
+    let cases = [
+        (63, 1, 128, 4, true, true),
+        (127, 1, 256, 8, true, false),
+        (200, 1, 128, 4, false, true),
+        (299, 1, 256, 4, false, false),
+        (40, 3, 96, 8, false, true),
+    ];
+    let plans = cases.iter().enumerate().map(|(k, &(n, d, ..))| Plan::new(&random_spec(11 + k as u64, n, d, 0)));
+    let plans = plans.collect::<Result<Vec<_>, _>>()?;
+    // The shapes take the intended ways (checked with or without a GPU).
+    for (k, (&(_, d, block, elem, fast, warp), plan)) in cases.iter().zip(&plans).enumerate() {
+        let (steps, slots, paths) = (plan.steps(), plan.stack_slots(), 1000 + 37 * k);
+        assert_eq!(fused_fast_d1(steps, d, slots, block as usize, paths), fast, "case {k}: fast d = 1 path");
+        assert_eq!(fused_sobol_warp(steps, d, slots, block as usize, paths, elem), warp, "case {k}: warp method");
+    }
+    let Some(gpu) = gpu()? else { return Ok(()) };
+    for (k, (&(_, _, block, elem, ..), plan)) in cases.iter().zip(&plans).enumerate() {
+        let bridge = Bridge::with_block_size(gpu, block)?;
+        let paths = 1000 + 37 * k;
+        for offset in [1, 12_345, (u32::MAX - paths as u32) + 1] {
+            for inc in [false, true] {
+                if elem == 4 {
+                    both::<f32>(&bridge, plan, Source::Sobol { offset }, paths, inc, true)?;
+                } else {
+                    both::<f64>(&bridge, plan, Source::Sobol { offset }, paths, inc, true)?;
+                }
+            }
+            let src = Source::Sobol { offset };
+            check::<f32>("f32", &bridge.normals(plan, src, paths)?, &cpu::normals_seq(plan, src, paths)?, plan, paths)?;
         }
     }
     Ok(())

@@ -91,7 +91,15 @@ const MAX_NORMAL_COPIES: usize = 32;
 /// The fma count of one inlined generator Φ⁻¹ for the bridge kernels that generate normals.
 fn normal_fma_per_copy(kernel: &str) -> Option<usize> {
     use lockstep_shared::bridge::normal::{FMA_PER_NORMAL_F32, FMA_PER_NORMAL_F64};
-    let generating = ["bridge_philox_", "bridge_sobol_", "normals_philox_", "normals_sobol_"];
+    // The d = 1 fused kernels first (their names also start with the general ones').
+    let generating = [
+        "bridge_philox_d1_",
+        "bridge_sobol_d1_",
+        "bridge_philox_",
+        "bridge_sobol_",
+        "normals_philox_",
+        "normals_sobol_",
+    ];
     let stem = generating.iter().find(|s| kernel.starts_with(*s))?;
     match &kernel[stem.len()..] {
         "f32" => Some(FMA_PER_NORMAL_F32),

@@ -9,8 +9,7 @@
 //! (vector loads; every thread reads the same row, one broadcast per warp).
 //!
 //! The buffer kernels keep their shared stack in dynamic shared memory sized per launch
-//! (`lockstep_shared::bridge::buffer_shared_bytes`; the fused kernels keep a static
-//! `SHARED_STACK` array). When `lockstep_shared::bridge::buffer_fast` holds (d ≤ 4, stack fits
+//! (`lockstep_shared::bridge::buffer_shared_bytes`). When `lockstep_shared::bridge::buffer_fast` holds (d ≤ 4, stack fits
 //! shared memory, at most `TABLE_STEPS` steps, `rows·paths ≤ 2^32`) they take a specialised
 //! path: the strategy is copied into shared memory once per block after the stack, table and
 //! stack are read with `ld.shared`/`st.shared` on 32-bit shared addresses, element indices are
@@ -19,16 +18,27 @@
 //! `bridge_dims_f32/f64`). In f32 with an even path count each thread takes two paths
 //! ([`F32x2`], `lockstep_shared::bridge::buffer_lanes`). Same arithmetic as `generate_path`
 //! (bit-identical; measurements in bench/results/bridge-predictions.md).
+//!
+//! The fused kernels size their dynamic shared memory per launch too
+//! (`lockstep_shared::bridge::fused_shared_bytes`: stack, strategy, Sobol tables). Each has a
+//! d = 1 twin (`bridge_philox_d1_*`, `bridge_sobol_d1_*`, [`run_fused_d1`]) with the buffer
+//! kernel's d = 1 structure, normals computed instead of loaded, one step ahead
+//! ([`FUSED_PIPELINE`]); the launcher picks it when `lockstep_shared::bridge::fused_fast_d1`
+//! holds. A separate kernel keeps its registers its own (31 in f32 instead of the general path's
+//! 72). Sobol normals come from the warp method ([`stage_sobol`], two `ld.shared` and one XOR per
+//! normal) when its tables fit shared memory, else from the Gray-code walk per element.
 
 use core::ops::{Add, Div, Mul, Sub};
 use core::slice::from_raw_parts;
 use lockstep_cuda_std::prelude::*;
 use lockstep_shared::bridge::philox::PhiloxNormals;
-use lockstep_shared::bridge::sobol::{BITS, SobolNormals, sobol_u32};
+use lockstep_shared::bridge::sobol::{
+    BITS, NORMALS_ROWS, SobolNormals, high_select, low_index, sobol_high, sobol_high_next,
+};
 use lockstep_shared::bridge::{
     COEFS, CoefRow, EMIT_LEFT, EMIT_RIGHT, FAST_DIMS, INDICES, IndexRow, MAX_DIMS, NO_SLOT, Normals, PathPlan, Real,
-    SHARED_STACK, Sink, Stack, Step, Steps, buffer_fast, buffer_lanes, buffer_stack_bytes, generate_path, increment,
-    interpolate, noise, pick, place, place2,
+    SHARED_STACK, Sink, Stack, Step, Steps, buffer_fast, buffer_lanes, buffer_stack_bytes, fused_base_bytes,
+    fused_fast_d1, fused_sobol_warp, generate_path, increment, interpolate, noise, pick, place, place2,
 };
 
 /// Normals read from a `[row][path]` buffer.
@@ -96,6 +106,12 @@ const PIPELINE_D2: usize = 4;
 const PIPELINE_D3: usize = 4;
 /// As [`PIPELINE_D2`] at d = 4 (8 normals per group).
 const PIPELINE_D4: usize = 2;
+
+/// Steps per group of the fused kernels' d = 1 path ([`run_fused`]): their normals are computed,
+/// not loaded, so the group only buys independent work per thread, while each step of it inlines
+/// one more copy of the generator (Philox's 10 rounds on its refill branch, Φ⁻¹) at each of
+/// `run_d1`'s two prefetch sites.
+const FUSED_PIPELINE: usize = 1;
 
 /// Dimensions up to which the kernels use a 4-wide instantiation of the generator (fewer
 /// unrolled components and selects than `MAX_DIMS`, and 2 steps of prefetch).
@@ -750,6 +766,162 @@ unsafe fn buffer_fast_dims<T: SharedIo>(
     }
 }
 
+/// Sobol normals by the warp method (`lockstep_shared::bridge::sobol`, [`stage_sobol`]): the
+/// word of row `j` is this warp's high part of row `j` (one of its pair, chosen once per thread)
+/// XOR the low-table entry of this lane's low Gray-code bits. Two `ld.shared` and one XOR per
+/// normal; the same integers as `sobol_u32`.
+#[derive(Clone, Copy)]
+struct WarpSobol {
+    /// Shared address of this thread's high part of row 0 (rows 8 bytes apart).
+    high: u32,
+    /// Shared address of this thread's low-table entry of row 0 (rows 128 bytes apart).
+    low: u32,
+}
+
+impl<T: Real> Normals<T> for WarpSobol {
+    #[inline(always)]
+    fn normal(&mut self, row: u32) -> T {
+        // SAFETY: row < the rows `stage_sobol` staged (the strategy's z rows are < steps·d, the
+        // tables hold steps·d rows), and its barrier has passed.
+        let x = unsafe { ld_shared_u32(self.high + row * 8) ^ ld_shared_u32(self.low + row * 128) };
+        T::normal_from_bits(x)
+    }
+}
+
+/// Stages the warp method's tables for `rows` Sobol dimensions at the shared address `base`
+/// (`warp_shared_bytes(rows, blockDim)` bytes): the block copies the low tables (`rows·32`
+/// words), and each warp computes its pair of high parts per row (lane `l` rows `l, l + 32, …`:
+/// the Gray-code walk over the warp's common high point, then one XOR for the next). Thread
+/// `p` (global index) takes point `offset + p`. No barrier: the caller's `sync_threads()` must
+/// come before any [`WarpSobol::normal`].
+///
+/// # Safety
+/// Every thread of the block calls it; blockDim is a multiple of 32; `dirs` holds `rows·32`
+/// direction numbers and `low` `rows·32` low-table words; `base` is a 16-byte aligned shared
+/// address with `warp_shared_bytes(rows, blockDim)` bytes this block owns; `offset + p` does
+/// not pass 2^32 for the threads that will read (`p < paths`).
+#[inline(always)]
+unsafe fn stage_sobol(dirs: *const u32, low: *const u32, rows: u32, offset: u32, base: u32) -> WarpSobol {
+    let (t, b) = (thread_idx_x(), block_dim_x());
+    let mut i = t;
+    while i < rows * 32 {
+        // SAFETY: i < rows·32, inside `low` and the table at `base` (contract).
+        unsafe { st_shared_u32(base + i * 4, *low.add(i as usize)) };
+        i += b;
+    }
+    let p = index_1d();
+    // The point of the warp's lane 0 (blocks are whole warps, so p & !31 is that lane's p).
+    let q0 = offset.wrapping_add(p & !31);
+    let h = q0 >> 5;
+    let pairs = base + rows * 128 + (t >> 5) * rows * 8;
+    let mut j = t & 31;
+    while j < rows {
+        // SAFETY: j < rows, so the 32 words at j·32 exist (contract).
+        let v = unsafe { from_raw_parts(dirs.add(j as usize * BITS), BITS) };
+        let hi = sobol_high(v, h);
+        // SAFETY: the warp's pair of row j lies inside the array (contract).
+        unsafe {
+            st_shared_u32(pairs + j * 8, hi);
+            st_shared_u32(pairs + j * 8 + 4, sobol_high_next(v, h, hi));
+        }
+        j += 32;
+    }
+    let q = offset.wrapping_add(p);
+    WarpSobol { high: pairs + high_select(q0, q) * 4, low: base + low_index(q) * 4 }
+}
+
+/// The body of the fused d = 1 kernels (`bridge_philox_d1_*`, `bridge_sobol_d1_*`): the buffer
+/// kernels' d = 1 structure ([`stage_table`], [`run_d1`], 32-bit indices) with normals from `z`.
+/// A separate kernel from the general path so that its registers are its own (with the general
+/// path in the same kernel, ptxas allocated that path's 72 instead of ~40).
+///
+/// # Safety
+/// Every thread of the block calls it (barrier); `fused_fast_d1(..)` holds for `sh` and
+/// blockDim; `dynamic` is the launch's dynamic shared memory of `fused_shared_bytes(..)` bytes;
+/// the pointers as the buffer kernel's contract; `p` is this thread's global index.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_fused_d1<T: SharedIo>(
+    sh: Shape,
+    dynamic: *mut u8,
+    coef: *const T,
+    idx: *const u32,
+    chol: *const T,
+    start: *const T,
+    out: *mut T,
+    p: u32,
+    mut z: impl Normals<T>,
+) {
+    let block = block_dim_x();
+    let size = core::mem::size_of::<T>();
+    // As in the buffer kernel: the stack, then the strategy.
+    // SAFETY: the dynamic array holds the stack's bytes, then `steps` coefficient rows, then
+    // `steps` index rows (`fused_shared_bytes` starts with `fused_base_bytes`).
+    let (tc, ti) = unsafe {
+        let tc = dynamic.add(buffer_stack_bytes(sh.slots as usize, 1, block as usize, size)) as *mut T;
+        (tc, tc.add(sh.steps as usize * COEFS) as *mut u32)
+    };
+    // SAFETY: coef/idx hold steps rows (contract), tc/ti steps rows (above).
+    let table = unsafe { stage_table(coef, idx, sh.steps as usize, tc, ti) };
+    if p >= sh.paths {
+        return;
+    }
+    let mut sink = BufferSink32 { out, paths: sh.paths, p };
+    // SAFETY: chol and start hold d = 1 element, the table `steps` rows; the stack column of
+    // thread t starts t elements into the dynamic array, stride blockDim elements,
+    // slots·blockDim ≤ SHARED_STACK (`fused_fast_d1`).
+    unsafe {
+        let size = size as u32;
+        let stack = shared_addr(dynamic) + thread_idx_x() * size;
+        run_d1::<T, FUSED_PIPELINE>(
+            table,
+            sh.steps as usize,
+            *chol,
+            *start,
+            sh.increments != 0,
+            &mut z,
+            stack,
+            block * size,
+            &mut sink,
+        )
+    };
+}
+
+/// The body of the general fused kernels (`bridge_philox_*`, `bridge_sobol_*`: d > 1, more than
+/// `TABLE_STEPS` steps, or a stack that does not fit shared memory): [`run`] with its stack at
+/// the start of the dynamic array. `staged`: the caller wrote shared memory that needs a barrier
+/// before use ([`stage_sobol`]).
+///
+/// # Safety
+/// Every thread of the block calls it (barrier); `dynamic` is the launch's dynamic shared memory
+/// of `fused_shared_bytes(..)` bytes; the pointers as the buffer kernel's contract; `p` is this
+/// thread's global index.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_fused<T: Real>(
+    sh: Shape,
+    dynamic: *mut u8,
+    coef: *const T,
+    idx: *const u32,
+    chol: *const T,
+    start: *const T,
+    scratch: *mut T,
+    out: *mut T,
+    p: u32,
+    z: impl Normals<T>,
+    staged: bool,
+) {
+    if staged {
+        sync_threads();
+    }
+    if p >= sh.paths {
+        return;
+    }
+    // SAFETY: forwarded from the contract; the stack (when it fits) at the start of the
+    // dynamic array, `buffer_stack_bytes` long; p < paths.
+    unsafe { run::<T>(sh, dynamic as *mut T, coef, idx, chol, start, scratch, out, p as usize, z) }
+}
+
 /// Scalar arguments common to the bridge kernels.
 #[derive(Clone, Copy)]
 struct Shape {
@@ -808,7 +980,7 @@ unsafe fn run<T: Real>(
 }
 
 macro_rules! bridge_kernels {
-    ($t:ty, $pf:expr, $pairs:expr, [$dyn:ident, $dyn2:ident, $s2:ident, $s3:ident], $buffer:ident, $dims:ident, $philox:ident, $sobol:ident, $nphilox:ident, $nsobol:ident) => {
+    ($t:ty, $pf:expr, $pairs:expr, [$dyn:ident, $dyn2:ident, $s2:ident, $s3:ident, $s4:ident, $s5:ident, $s6:ident], $buffer:ident, $dims:ident, $philox:ident, $sobol:ident, $nphilox:ident, $nsobol:ident, $philox_d1:ident, $sobol_d1:ident) => {
         /// The bridge with normals from the buffer `z` (`[row][path]`, `steps·d·paths`).
         ///
         /// # Safety
@@ -873,9 +1045,7 @@ macro_rules! bridge_kernels {
                 // uniform over the block, so every thread reaches the barrier in `stage_table`.
                 // SAFETY: the kernel's contract.
                 unsafe {
-                    buffer_small::<$t, 1, $pf>(
-                        dynamic, coef, idx, steps, slots, chol, start, increments, z, out, paths,
-                    )
+                    buffer_small::<$t, 1, $pf>(dynamic, coef, idx, steps, slots, chol, start, increments, z, out, paths)
                 };
                 return;
             }
@@ -945,7 +1115,9 @@ macro_rules! bridge_kernels {
         /// the strategy, writes `out`.
         ///
         /// # Safety
-        /// As the buffer kernel, without `z`.
+        /// As the buffer kernel, without `z`; the launch has
+        /// `fused_shared_bytes(steps, d, slots, blockDim, paths, size_of::<T>(), false)` bytes of
+        /// dynamic shared memory.
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $philox(
             coef: *const $t,
@@ -962,23 +1134,37 @@ macro_rules! bridge_kernels {
             paths: u32,
         ) {
             let p = index_1d();
-            if p >= paths {
-                return;
-            }
             let sh = Shape { steps, dims, slots, increments, paths };
-            let shared = shared_array![$s2: [$t; SHARED_STACK]];
-            // SAFETY: forwarded from this kernel's contract; p < paths.
+            let dynamic = dynamic_shared!($s2);
+            // SAFETY: forwarded from this kernel's contract.
             unsafe {
-                run::<$t>(sh, shared, coef, idx, chol, start, scratch, out, p as usize, PhiloxNormals::new(seed, p as u64))
+                run_fused::<$t>(
+                    sh,
+                    dynamic,
+                    coef,
+                    idx,
+                    chol,
+                    start,
+                    scratch,
+                    out,
+                    p,
+                    PhiloxNormals::new(seed, p as u64),
+                    false,
+                )
             }
         }
 
         /// The bridge with Sobol normals generated in registers (fused): path `p` takes point
-        /// `offset + p`, row `j` dimension `j`.
+        /// `offset + p`, row `j` dimension `j`. When the tables fit
+        /// (`lockstep_shared::bridge::fused_sobol_warp`) by the warp method ([`stage_sobol`]),
+        /// otherwise by the Gray-code walk per element.
         ///
         /// # Safety
-        /// As the buffer kernel, without `z`; `dirs` holds `steps·d·32` direction numbers and
-        /// `offset + paths ≤ 2^32`.
+        /// As the buffer kernel, without `z`; `dirs` holds `steps·d·32` direction numbers, `low`
+        /// `steps·d·32` low-table words (`sobol::low_table` per row), `offset + paths ≤ 2^32`;
+        /// blockDim is a multiple of 32; the launch has
+        /// `fused_shared_bytes(steps, d, slots, blockDim, paths, size_of::<T>(), true)` bytes of
+        /// dynamic shared memory.
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $sobol(
             coef: *const $t,
@@ -991,21 +1177,112 @@ macro_rules! bridge_kernels {
             increments: u32,
             scratch: *mut $t,
             dirs: *const u32,
+            low: *const u32,
             offset: u32,
             out: *mut $t,
             paths: u32,
         ) {
             let p = index_1d();
-            if p >= paths {
-                return;
-            }
             let sh = Shape { steps, dims, slots, increments, paths };
-            let shared = shared_array![$s3: [$t; SHARED_STACK]];
-            // SAFETY: dirs holds steps·d·32 words (launcher contract).
-            let dirs = unsafe { from_raw_parts(dirs, steps as usize * dims as usize * BITS) };
-            let src = SobolNormals { dirs, point: offset.wrapping_add(p) };
-            // SAFETY: forwarded from this kernel's contract; p < paths.
-            unsafe { run::<$t>(sh, shared, coef, idx, chol, start, scratch, out, p as usize, src) }
+            let dynamic = dynamic_shared!($s3);
+            let (block, size) = (block_dim_x() as usize, core::mem::size_of::<$t>());
+            if fused_sobol_warp(steps as usize, dims as usize, slots as usize, block, paths as usize, size) {
+                // The tables after the buffer kernels' layout (uniform condition: every thread
+                // stages and meets the barrier).
+                let base = shared_addr(dynamic)
+                    + fused_base_bytes(steps as usize, dims as usize, slots as usize, block, paths as usize, size)
+                        as u32;
+                // SAFETY: dirs/low hold steps·d rows (contract); the dynamic array holds
+                // warp_shared_bytes(steps·d, blockDim) bytes at base (`fused_shared_bytes`).
+                let z = unsafe { stage_sobol(dirs, low, steps * dims, offset, base) };
+                // SAFETY: forwarded from this kernel's contract; the tables are staged.
+                unsafe { run_fused::<$t>(sh, dynamic, coef, idx, chol, start, scratch, out, p, z, true) }
+            } else {
+                // SAFETY: dirs holds steps·d·32 words (contract).
+                let dirs = unsafe { from_raw_parts(dirs, steps as usize * dims as usize * BITS) };
+                let z = SobolNormals { dirs, point: offset.wrapping_add(p) };
+                // SAFETY: forwarded from this kernel's contract.
+                unsafe { run_fused::<$t>(sh, dynamic, coef, idx, chol, start, scratch, out, p, z, false) }
+            }
+        }
+
+        /// The fused Philox bridge on the d = 1 fast path ([`run_fused_d1`]).
+        ///
+        /// # Safety
+        /// As `bridge_philox_*`, and `fused_fast_d1(steps, dims, slots, blockDim, paths)`
+        /// holds (otherwise nothing is written).
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $philox_d1(
+            coef: *const $t,
+            idx: *const u32,
+            steps: u32,
+            dims: u32,
+            slots: u32,
+            chol: *const $t,
+            start: *const $t,
+            increments: u32,
+            seed: u64,
+            out: *mut $t,
+            paths: u32,
+        ) {
+            let block = block_dim_x() as usize;
+            if !fused_fast_d1(steps as usize, dims as usize, slots as usize, block, paths as usize) {
+                return; // uniform: the launcher never starts this kernel then
+            }
+            let p = index_1d();
+            let sh = Shape { steps, dims, slots, increments, paths };
+            let dynamic = dynamic_shared!($s5);
+            let z = PhiloxNormals::new(seed, p as u64);
+            // SAFETY: forwarded from this kernel's contract; fused_fast_d1 holds (checked).
+            unsafe { run_fused_d1::<$t>(sh, dynamic, coef, idx, chol, start, out, p, z) }
+        }
+
+        /// The fused Sobol bridge on the d = 1 fast path ([`run_fused_d1`]), by the warp method
+        /// when its tables fit (`fused_sobol_warp`), else by the Gray-code walk per element.
+        ///
+        /// # Safety
+        /// As `bridge_sobol_*`, and `fused_fast_d1(steps, dims, slots, blockDim, paths)` holds
+        /// (otherwise nothing is written).
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $sobol_d1(
+            coef: *const $t,
+            idx: *const u32,
+            steps: u32,
+            dims: u32,
+            slots: u32,
+            chol: *const $t,
+            start: *const $t,
+            increments: u32,
+            dirs: *const u32,
+            low: *const u32,
+            offset: u32,
+            out: *mut $t,
+            paths: u32,
+        ) {
+            let (block, size) = (block_dim_x() as usize, core::mem::size_of::<$t>());
+            if !fused_fast_d1(steps as usize, dims as usize, slots as usize, block, paths as usize) {
+                return; // uniform: the launcher never starts this kernel then
+            }
+            let p = index_1d();
+            let sh = Shape { steps, dims, slots, increments, paths };
+            let dynamic = dynamic_shared!($s6);
+            if fused_sobol_warp(steps as usize, dims as usize, slots as usize, block, paths as usize, size) {
+                let base = shared_addr(dynamic)
+                    + fused_base_bytes(steps as usize, dims as usize, slots as usize, block, paths as usize, size)
+                        as u32;
+                // SAFETY: dirs/low hold steps rows (contract, d = 1); the dynamic array holds
+                // warp_shared_bytes(steps, blockDim) bytes at base (`fused_shared_bytes`); the
+                // barrier in `stage_table` comes before any read.
+                let z = unsafe { stage_sobol(dirs, low, steps, offset, base) };
+                // SAFETY: forwarded from this kernel's contract.
+                unsafe { run_fused_d1::<$t>(sh, dynamic, coef, idx, chol, start, out, p, z) }
+            } else {
+                // SAFETY: dirs holds steps·32 words (contract, d = 1).
+                let dirs = unsafe { from_raw_parts(dirs, steps as usize * BITS) };
+                let z = SobolNormals { dirs, point: offset.wrapping_add(p) };
+                // SAFETY: forwarded from this kernel's contract.
+                unsafe { run_fused_d1::<$t>(sh, dynamic, coef, idx, chol, start, out, p, z) }
+            }
         }
 
         /// Philox normals alone: `out[j·paths + p]` for rows `j < rows`.
@@ -1019,34 +1296,61 @@ macro_rules! bridge_kernels {
                 return;
             }
             let mut g = PhiloxNormals::new(seed, p as u64);
+            // Row j's element is out[j·paths + p]: one pointer step of `paths` per row.
+            let mut o = out.wrapping_add(p as usize);
             let mut j = 0;
             while j < rows {
                 let v = <$t as Real>::normal_from_bits(g.word(j));
-                // SAFETY: j < rows, p < paths.
-                unsafe { *out.add(j as usize * paths as usize + p as usize) = v };
+                // SAFETY: o = out + j·paths + p with j < rows, p < paths.
+                unsafe { *o = v };
+                o = o.wrapping_add(paths as usize);
                 j += 1;
             }
         }
 
-        /// Sobol normals alone: `out[j·paths + p]` = dimension `j` of point `offset + p`.
+        /// Sobol normals alone: `out[j·paths + p]` = dimension `j` of point `offset + p`, by
+        /// the warp method ([`stage_sobol`]) `NORMALS_ROWS` rows at a time.
         ///
         /// # Safety
-        /// `dirs` holds `rows·32` words, `out` `rows·paths` elements.
+        /// `dirs` holds `rows·32` words, `low` `rows·32` low-table words, `out` `rows·paths`
+        /// elements; `offset + paths ≤ 2^32`; blockDim is a multiple of 32; the launch has
+        /// `sobol::normals_shared_bytes(rows, blockDim)` bytes of dynamic shared memory.
         #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $nsobol(rows: u32, dirs: *const u32, offset: u32, out: *mut $t, paths: u32) {
+        pub unsafe extern "ptx-kernel" fn $nsobol(
+            rows: u32,
+            dirs: *const u32,
+            low: *const u32,
+            offset: u32,
+            out: *mut $t,
+            paths: u32,
+        ) {
             let p = index_1d();
-            if p >= paths {
-                return;
-            }
-            let q = offset.wrapping_add(p);
-            let mut j = 0;
-            while j < rows {
-                // SAFETY: j < rows, so the 32 words at j·32 exist.
-                let v = unsafe { from_raw_parts(dirs.add(j as usize * BITS), BITS) };
-                let x = <$t as Real>::normal_from_bits(sobol_u32(v, q));
-                // SAFETY: j < rows, p < paths.
-                unsafe { *out.add(j as usize * paths as usize + p as usize) = x };
-                j += 1;
+            let base = shared_addr(dynamic_shared!($s4));
+            let mut j0 = 0;
+            while j0 < rows {
+                let r = (rows - j0).min(NORMALS_ROWS);
+                // SAFETY: rows j0..j0 + r exist in dirs/low (j0 + r ≤ rows); the dynamic array
+                // holds warp_shared_bytes(NORMALS_ROWS or fewer rows, blockDim) bytes (contract).
+                let mut z =
+                    unsafe { stage_sobol(dirs.add(j0 as usize * BITS), low.add(j0 as usize * BITS), r, offset, base) };
+                sync_threads();
+                if p < paths {
+                    // Row j0 + j's element is out[(j0 + j)·paths + p]: one pointer step per row.
+                    let mut o = out.wrapping_add(j0 as usize * paths as usize + p as usize);
+                    let mut j = 0;
+                    while j < r {
+                        let v = <WarpSobol as Normals<$t>>::normal(&mut z, j);
+                        // SAFETY: o = out + (j0 + j)·paths + p with j0 + j < rows, p < paths.
+                        unsafe { *o = v };
+                        o = o.wrapping_add(paths as usize);
+                        j += 1;
+                    }
+                }
+                j0 += r;
+                if j0 < rows {
+                    // Every thread is done reading these tables before the next chunk's.
+                    sync_threads();
+                }
             }
         }
     };
@@ -1056,23 +1360,43 @@ bridge_kernels!(
     f32,
     PIPELINE_F32,
     true,
-    [BRIDGE_DYNAMIC_F32, BRIDGE_DYNAMIC_DIMS_F32, BRIDGE_STACK_PHILOX_F32, BRIDGE_STACK_SOBOL_F32],
+    [
+        BRIDGE_DYNAMIC_F32,
+        BRIDGE_DYNAMIC_DIMS_F32,
+        BRIDGE_STACK_PHILOX_F32,
+        BRIDGE_STACK_SOBOL_F32,
+        BRIDGE_NORMALS_SOBOL_F32,
+        BRIDGE_D1_PHILOX_F32,
+        BRIDGE_D1_SOBOL_F32
+    ],
     bridge_f32,
     bridge_dims_f32,
     bridge_philox_f32,
     bridge_sobol_f32,
     normals_philox_f32,
-    normals_sobol_f32
+    normals_sobol_f32,
+    bridge_philox_d1_f32,
+    bridge_sobol_d1_f32
 );
 bridge_kernels!(
     f64,
     PIPELINE_F64,
     false,
-    [BRIDGE_DYNAMIC_F64, BRIDGE_DYNAMIC_DIMS_F64, BRIDGE_STACK_PHILOX_F64, BRIDGE_STACK_SOBOL_F64],
+    [
+        BRIDGE_DYNAMIC_F64,
+        BRIDGE_DYNAMIC_DIMS_F64,
+        BRIDGE_STACK_PHILOX_F64,
+        BRIDGE_STACK_SOBOL_F64,
+        BRIDGE_NORMALS_SOBOL_F64,
+        BRIDGE_D1_PHILOX_F64,
+        BRIDGE_D1_SOBOL_F64
+    ],
     bridge_f64,
     bridge_dims_f64,
     bridge_philox_f64,
     bridge_sobol_f64,
     normals_philox_f64,
-    normals_sobol_f64
+    normals_sobol_f64,
+    bridge_philox_d1_f64,
+    bridge_sobol_d1_f64
 );

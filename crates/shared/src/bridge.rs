@@ -504,9 +504,79 @@ pub fn generate_path<T: Real, const D: usize, const P: usize>(
     }
 }
 
+/// Dynamic shared memory a launch of the fused kernels may use (the default limit without
+/// opting in).
+pub const FUSED_SHARED_LIMIT: usize = 48 * 1024;
+
+/// Whether the fused kernels take their d = 1 kernels (`bridge_philox_d1_*`, `bridge_sobol_d1_*`):
+/// d = 1 and the buffer kernels' specialised path ([`buffer_fast`]). The kernels and the launcher
+/// both decide with this function.
+pub fn fused_fast_d1(steps: usize, dims: usize, slots: usize, block: usize, paths: usize) -> bool {
+    dims == 1 && buffer_fast(steps, dims, slots, block, paths)
+}
+
+/// Bytes of the fused kernels' stack and strategy in dynamic shared memory: the stack (one path
+/// per thread, [`buffer_stack_bytes`]), then on the d = 1 path ([`fused_fast_d1`]) the strategy's
+/// `steps` coefficient and index rows, as in [`buffer_shared_bytes`].
+pub fn fused_base_bytes(steps: usize, dims: usize, slots: usize, block: usize, paths: usize, elem: usize) -> usize {
+    let stack = buffer_stack_bytes(slots, dims, block, elem);
+    if fused_fast_d1(steps, dims, slots, block, paths) { stack + steps * (COEFS * elem + INDICES * 4) } else { stack }
+}
+
+/// Whether the fused Sobol kernels use the warp method ([`sobol::warp_shared_bytes`]): its
+/// tables for `steps·d` rows fit after the fused stack and strategy ([`fused_base_bytes`])
+/// within [`FUSED_SHARED_LIMIT`]. Otherwise each element walks its Gray-code bits
+/// ([`sobol::sobol_u32`]).
+pub fn fused_sobol_warp(steps: usize, dims: usize, slots: usize, block: usize, paths: usize, elem: usize) -> bool {
+    let rows = steps.saturating_mul(dims);
+    fused_base_bytes(steps, dims, slots, block, paths, elem).saturating_add(sobol::warp_shared_bytes(rows, block))
+        <= FUSED_SHARED_LIMIT
+}
+
+/// Bytes of dynamic shared memory a launch of the fused kernels needs: [`fused_base_bytes`]
+/// (stack, then on the d = 1 path the strategy), then for Sobol on the warp method
+/// ([`fused_sobol_warp`]) its tables.
+pub fn fused_shared_bytes(
+    steps: usize,
+    dims: usize,
+    slots: usize,
+    block: usize,
+    paths: usize,
+    elem: usize,
+    sobol: bool,
+) -> usize {
+    let base = fused_base_bytes(steps, dims, slots, block, paths, elem);
+    if sobol && fused_sobol_warp(steps, dims, slots, block, paths, elem) {
+        base + sobol::warp_shared_bytes(steps * dims, block)
+    } else {
+        base
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fused_shared_bytes_add_the_sobol_tables_when_they_fit() {
+        // Paper problem f32, block 128: 7.5 KiB of stack and strategy, then 64 rows of 32 low
+        // words and 4 warps × 64 pairs.
+        assert!(fused_sobol_warp(64, 1, 7, 128, 1_439_744, 4));
+        assert_eq!(fused_shared_bytes(64, 1, 7, 128, 1_439_744, 4, true), 3584 + 64 * 64 + 64 * 128 + 4 * 64 * 8);
+        assert_eq!(fused_shared_bytes(64, 1, 7, 128, 1_439_744, 4, false), 3584 + 64 * 64);
+        // f64, 128 steps at 256 threads: 16 KiB stack + 12 KiB strategy + 24 KiB tables > 48 KiB.
+        assert!(!fused_sobol_warp(128, 1, 8, 256, 1000, 8));
+        assert_eq!(fused_shared_bytes(128, 1, 8, 256, 1000, 8, true), fused_base_bytes(128, 1, 8, 256, 1000, 8));
+        // d = 3 (general path): the stack, then the tables of 3·steps rows.
+        assert!(fused_sobol_warp(65, 3, 7, 128, 1000, 4));
+        // Every layout this admits stays within the limit.
+        for (steps, dims, slots, block) in [(128, 1, 4, 1024), (100, 4, 9, 32), (1, 1, 1, 32), (2000, 8, 20, 512)] {
+            for elem in [4, 8] {
+                let b = fused_shared_bytes(steps, dims, slots, block, 1000, elem, true);
+                assert!(b <= FUSED_SHARED_LIMIT.max(fused_base_bytes(steps, dims, slots, block, 1000, elem)));
+            }
+        }
+    }
 
     #[test]
     fn buffer_shared_bytes_hold_the_stack_and_table_within_the_default_limit() {

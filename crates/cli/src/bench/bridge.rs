@@ -167,10 +167,10 @@ fn run_precision<T: Precision>(
                         zsrc.map(|b| &**b).ok_or(lockstep::Error::InvalidInput { what: "z", why: "missing".into() })?;
                     bridge.generate_on_device(&dp, DeviceSource::Buffer(zz), paths, output, sc, &mut out)
                 }
-                Variant::Philox => {
+                Variant::Philox | Variant::PhiloxD1 => {
                     bridge.generate_on_device(&dp, DeviceSource::Philox { seed: 7 }, paths, output, sc, &mut out)
                 }
-                Variant::Sobol => {
+                Variant::Sobol | Variant::SobolD1 => {
                     bridge.generate_on_device(&dp, DeviceSource::Sobol { offset: 1 }, paths, output, sc, &mut out)
                 }
                 Variant::NormalsPhilox => {
@@ -185,8 +185,7 @@ fn run_precision<T: Precision>(
         let gbs = moved / t.median_ms() / 1e6;
         let (bound_name, bound) = if reads { ("copy", b.copy_gbs) } else { ("memset", b.write_gbs) };
         let pct = 100.0 * gbs / bound;
-        let kernel = if variant == Variant::Buffer { bridge.buffer_variant(&dp, paths) } else { variant };
-        let (regs, local) = bridge.attributes::<T>(kernel)?;
+        let (regs, local) = bridge.attributes::<T>(bridge.launched(&dp, paths, variant))?;
         let is_cpu_row = variant == Variant::Buffer && output == Output::Paths;
         let c1 = if is_cpu_row { cpu1 } else { None };
         let cn = if is_cpu_row { cpun } else { None };

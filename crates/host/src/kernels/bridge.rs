@@ -13,6 +13,7 @@ use crate::launch::{Grid1d, expect_len, len_u32};
 use crate::reference::bridge::{Output, Plan, Precision, SOBOL_MAX_DIMS, Source, check_generation, sobol_directions};
 use cust::function::Function;
 use cust::memory::{DeviceBuffer, DevicePointer, DeviceSlice};
+use lockstep_shared::bridge::sobol::{BITS, low_table, normals_shared_bytes};
 
 /// Threads per block unless the caller chooses.
 pub const DEFAULT_BLOCK: u32 = 128;
@@ -24,6 +25,7 @@ pub struct DevicePlan<T: Precision> {
     chol: DeviceBuffer<T>,
     start: DeviceBuffer<T>,
     dirs: Option<DeviceBuffer<u32>>,
+    low: Option<DeviceBuffer<u32>>,
     steps: u32,
     dims: u32,
     slots: u32,
@@ -79,6 +81,10 @@ pub enum Variant {
     NormalsPhilox,
     /// `normals_sobol_*`.
     NormalsSobol,
+    /// `bridge_philox_d1_*` (fused, the d = 1 fast path; [`Bridge::launched`]).
+    PhiloxD1,
+    /// `bridge_sobol_d1_*` (fused, the d = 1 fast path).
+    SobolD1,
 }
 
 struct Kernels<'g> {
@@ -88,7 +94,9 @@ struct Kernels<'g> {
     sobol: Function<'g>,
     normals_philox: Function<'g>,
     normals_sobol: Function<'g>,
-    names: [&'static str; 6],
+    philox_d1: Function<'g>,
+    sobol_d1: Function<'g>,
+    names: [&'static str; 8],
 }
 
 /// The bridge kernels, loaded and ready.
@@ -118,6 +126,8 @@ impl<'g> Bridge<'g> {
                 sobol: gpu.function("bridge_sobol_f32")?,
                 normals_philox: gpu.function("normals_philox_f32")?,
                 normals_sobol: gpu.function("normals_sobol_f32")?,
+                philox_d1: gpu.function("bridge_philox_d1_f32")?,
+                sobol_d1: gpu.function("bridge_sobol_d1_f32")?,
                 names: [
                     "cuLaunchKernel(bridge_f32)",
                     "cuLaunchKernel(bridge_philox_f32)",
@@ -125,6 +135,8 @@ impl<'g> Bridge<'g> {
                     "cuLaunchKernel(normals_philox_f32)",
                     "cuLaunchKernel(normals_sobol_f32)",
                     "cuLaunchKernel(bridge_dims_f32)",
+                    "cuLaunchKernel(bridge_philox_d1_f32)",
+                    "cuLaunchKernel(bridge_sobol_d1_f32)",
                 ],
             },
             k64: Kernels {
@@ -134,6 +146,8 @@ impl<'g> Bridge<'g> {
                 sobol: gpu.function("bridge_sobol_f64")?,
                 normals_philox: gpu.function("normals_philox_f64")?,
                 normals_sobol: gpu.function("normals_sobol_f64")?,
+                philox_d1: gpu.function("bridge_philox_d1_f64")?,
+                sobol_d1: gpu.function("bridge_sobol_d1_f64")?,
                 names: [
                     "cuLaunchKernel(bridge_f64)",
                     "cuLaunchKernel(bridge_philox_f64)",
@@ -141,6 +155,8 @@ impl<'g> Bridge<'g> {
                     "cuLaunchKernel(normals_philox_f64)",
                     "cuLaunchKernel(normals_sobol_f64)",
                     "cuLaunchKernel(bridge_dims_f64)",
+                    "cuLaunchKernel(bridge_philox_d1_f64)",
+                    "cuLaunchKernel(bridge_sobol_d1_f64)",
                 ],
             },
         })
@@ -169,6 +185,8 @@ impl<'g> Bridge<'g> {
             Variant::Sobol => &k.sobol,
             Variant::NormalsPhilox => &k.normals_philox,
             Variant::NormalsSobol => &k.normals_sobol,
+            Variant::PhiloxD1 => &k.philox_d1,
+            Variant::SobolD1 => &k.sobol_d1,
         };
         let regs = f.get_attribute(NumRegisters).map_err(cuda("cuFuncGetAttribute"))?;
         let local = f.get_attribute(LocalSizeBytes).map_err(cuda("cuFuncGetAttribute"))?;
@@ -187,6 +205,26 @@ impl<'g> Bridge<'g> {
         }
     }
 
+    /// The kernel a generation of `paths` with `plan` from `variant` launches: the buffer source
+    /// as [`Bridge::buffer_variant`] says; the fused sources take their d = 1 kernels when
+    /// `lockstep_shared::bridge::fused_fast_d1` holds (d = 1, stack and strategy in shared
+    /// memory, 32-bit indices); every other variant is itself.
+    pub fn launched<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize, variant: Variant) -> Variant {
+        let fast = lockstep_shared::bridge::fused_fast_d1(
+            plan.steps as usize,
+            plan.dims as usize,
+            plan.slots as usize,
+            self.block as usize,
+            paths,
+        );
+        match variant {
+            Variant::Buffer => self.buffer_variant(plan, paths),
+            Variant::Philox if fast => Variant::PhiloxD1,
+            Variant::Sobol if fast => Variant::SobolD1,
+            v => v,
+        }
+    }
+
     fn kernels<T: Precision>(&self) -> &Kernels<'g> {
         if T::NAME == "f32" { &self.k32 } else { &self.k64 }
     }
@@ -196,13 +234,20 @@ impl<'g> Bridge<'g> {
     pub fn upload<T: Precision>(&self, plan: &Plan) -> Result<DevicePlan<T>> {
         self.gpu.bind()?;
         let t = plan.tables::<T>();
-        let dirs = if plan.rows() <= SOBOL_MAX_DIMS { Some(upload(&sobol_directions(plan.rows())?)?) } else { None };
+        let (dirs, low) = if plan.rows() <= SOBOL_MAX_DIMS {
+            let v = sobol_directions(plan.rows())?;
+            let low: Vec<u32> = v.chunks_exact(BITS).flat_map(low_table).collect();
+            (Some(upload(&v)?), Some(upload(&low)?))
+        } else {
+            (None, None)
+        };
         Ok(DevicePlan {
             coef: upload(&t.coef)?,
             idx: upload(&t.idx)?,
             chol: upload(&t.chol)?,
             start: upload(&t.start)?,
             dirs,
+            low,
             steps: len_u32("steps", plan.steps())?,
             dims: len_u32("dimension", plan.dims())?,
             slots: len_u32("stack slots", plan.stack_slots())?,
@@ -255,6 +300,24 @@ impl<'g> Bridge<'g> {
             out.as_device_ptr(),
         );
         let inc = (output == Output::Increments) as u32;
+        // The fused kernels' dynamic shared memory (stack, strategy on the d = 1 path, Sobol
+        // tables when they fit): ≤ 48 KiB, the default limit.
+        let fused_bytes = |sobol: bool| {
+            let bytes = lockstep_shared::bridge::fused_shared_bytes(
+                plan.steps as usize,
+                plan.dims as usize,
+                plan.slots as usize,
+                self.block as usize,
+                paths,
+                core::mem::size_of::<T>(),
+                sobol,
+            );
+            u32::try_from(bytes).map_err(|_| Error::TooLarge {
+                what: "shared memory bytes",
+                value: bytes as u64,
+                max: u32::MAX as u64,
+            })
+        };
         match source {
             DeviceSource::Buffer(z) => {
                 expect_len("z", z.len(), len)?;
@@ -338,14 +401,44 @@ impl<'g> Bridge<'g> {
                     )
                 }
             }
+            DeviceSource::Philox { seed } if self.launched(plan, paths, Variant::Philox) == Variant::PhiloxD1 => {
+                let shared_bytes = fused_bytes(false)?;
+                // SAFETY: mirrors `bridge_philox_d1_*(coef, idx, steps, dims, slots, chol, start,
+                // increments, seed, out, paths)`; fused_fast_d1 holds (just checked), the tables
+                // come from one validated Plan, out holds (N+1)·d·paths, shared_bytes =
+                // fused_shared_bytes(.., false).
+                unsafe {
+                    self.gpu.launch(
+                        &k.philox_d1,
+                        k.names[6],
+                        grid,
+                        shared_bytes,
+                        &[
+                            arg(&cp),
+                            arg(&ip),
+                            arg(&plan.steps),
+                            arg(&plan.dims),
+                            arg(&plan.slots),
+                            arg(&hp),
+                            arg(&xp),
+                            arg(&inc),
+                            arg(&seed),
+                            arg(&op),
+                            arg(&n),
+                        ],
+                    )
+                }
+            }
             DeviceSource::Philox { seed } => {
-                // SAFETY: as the buffer kernel with `seed: u64` in place of z.
+                let shared_bytes = fused_bytes(false)?;
+                // SAFETY: as the buffer kernel with `seed: u64` in place of z; shared_bytes =
+                // fused_shared_bytes(.., false) as the kernel expects.
                 unsafe {
                     self.gpu.launch(
                         &k.philox,
                         k.names[1],
                         grid,
-                        0,
+                        shared_bytes,
                         &[
                             arg(&cp),
                             arg(&ip),
@@ -363,16 +456,49 @@ impl<'g> Bridge<'g> {
                     )
                 }
             }
+            DeviceSource::Sobol { offset } if self.launched(plan, paths, Variant::Sobol) == Variant::SobolD1 => {
+                let (dirs, low) = self.sobol_dirs(plan, offset, paths)?;
+                let shared_bytes = fused_bytes(true)?;
+                // SAFETY: mirrors `bridge_sobol_d1_*(coef, idx, steps, dims, slots, chol, start,
+                // increments, dirs, low, offset, out, paths)`; fused_fast_d1 holds (just
+                // checked), dirs and low hold (N+1)·d·32 words, offset + paths ≤ 2^32 (checked),
+                // the block is whole warps, shared_bytes = fused_shared_bytes(.., true).
+                unsafe {
+                    self.gpu.launch(
+                        &k.sobol_d1,
+                        k.names[7],
+                        grid,
+                        shared_bytes,
+                        &[
+                            arg(&cp),
+                            arg(&ip),
+                            arg(&plan.steps),
+                            arg(&plan.dims),
+                            arg(&plan.slots),
+                            arg(&hp),
+                            arg(&xp),
+                            arg(&inc),
+                            arg(&dirs),
+                            arg(&low),
+                            arg(&offset),
+                            arg(&op),
+                            arg(&n),
+                        ],
+                    )
+                }
+            }
             DeviceSource::Sobol { offset } => {
-                let dirs = self.sobol_dirs(plan, offset, paths)?;
-                // SAFETY: as the buffer kernel with (dirs, offset) in place of z; dirs holds
-                // (N+1)·d·32 words and offset + paths ≤ 2^32 (checked).
+                let (dirs, low) = self.sobol_dirs(plan, offset, paths)?;
+                let shared_bytes = fused_bytes(true)?;
+                // SAFETY: as the buffer kernel with (dirs, low, offset) in place of z; dirs and
+                // low hold (N+1)·d·32 words, offset + paths ≤ 2^32 (checked), the block is whole
+                // warps (`block_size`), shared_bytes = fused_shared_bytes(.., true).
                 unsafe {
                     self.gpu.launch(
                         &k.sobol,
                         k.names[2],
                         grid,
-                        0,
+                        shared_bytes,
                         &[
                             arg(&cp),
                             arg(&ip),
@@ -384,6 +510,7 @@ impl<'g> Bridge<'g> {
                             arg(&inc),
                             arg(&sp),
                             arg(&dirs),
+                            arg(&low),
                             arg(&offset),
                             arg(&op),
                             arg(&n),
@@ -394,7 +521,12 @@ impl<'g> Bridge<'g> {
         }
     }
 
-    fn sobol_dirs<T: Precision>(&self, plan: &DevicePlan<T>, offset: u32, paths: usize) -> Result<DevicePointer<u32>> {
+    fn sobol_dirs<T: Precision>(
+        &self,
+        plan: &DevicePlan<T>,
+        offset: u32,
+        paths: usize,
+    ) -> Result<(DevicePointer<u32>, DevicePointer<u32>)> {
         if offset as u64 + paths as u64 > 1 << 32 {
             return Err(Error::TooLarge {
                 what: "Sobol point index offset + paths",
@@ -402,7 +534,8 @@ impl<'g> Bridge<'g> {
                 max: 1 << 32,
             });
         }
-        plan.dirs.as_ref().map(|d| d.as_device_ptr()).ok_or(Error::TooLarge {
+        let both = plan.dirs.as_ref().zip(plan.low.as_ref());
+        both.map(|(d, l)| (d.as_device_ptr(), l.as_device_ptr())).ok_or(Error::TooLarge {
             what: "Sobol dimensions ((N+1)·d)",
             value: plan.rows as u64,
             max: SOBOL_MAX_DIMS as u64,
@@ -447,16 +580,19 @@ impl<'g> Bridge<'g> {
                 }
             }
             DeviceSource::Sobol { offset } => {
-                let dirs = self.sobol_dirs(plan, offset, paths)?;
-                // SAFETY: mirrors `normals_sobol_*(rows, dirs, offset, out, paths)`; dirs holds
-                // rows·32 words, out rows·paths, offset + paths ≤ 2^32 (checked).
+                let (dirs, low) = self.sobol_dirs(plan, offset, paths)?;
+                // ≤ 24 KiB (64 rows at 1024 threads).
+                let shared_bytes = normals_shared_bytes(plan.rows, self.block as usize) as u32;
+                // SAFETY: mirrors `normals_sobol_*(rows, dirs, low, offset, out, paths)`; dirs and
+                // low hold rows·32 words, out rows·paths, offset + paths ≤ 2^32 (checked), the
+                // block is whole warps, shared_bytes = normals_shared_bytes(rows, block).
                 unsafe {
                     self.gpu.launch(
                         &k.normals_sobol,
                         k.names[4],
                         grid,
-                        0,
-                        &[arg(&rows), arg(&dirs), arg(&offset), arg(&op), arg(&n)],
+                        shared_bytes,
+                        &[arg(&rows), arg(&dirs), arg(&low), arg(&offset), arg(&op), arg(&n)],
                     )
                 }
             }

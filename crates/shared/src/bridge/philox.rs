@@ -76,13 +76,12 @@ impl PhiloxNormals {
             self.block = b;
             self.words = philox4x32_10(counter(b, self.path), self.key);
         }
+        // Word row % 4 by two levels of selects (a `match` became an indirect branch, `brx`,
+        // on the GPU; an indexed load would put the words in local memory).
         let w = self.words;
-        match row % 4 {
-            0 => w[0],
-            1 => w[1],
-            2 => w[2],
-            _ => w[3],
-        }
+        let odd = row & 1 != 0;
+        let (lo, hi) = if odd { (w[1], w[3]) } else { (w[0], w[2]) };
+        if row & 2 != 0 { hi } else { lo }
     }
 }
 
@@ -100,5 +99,15 @@ mod tests {
     #[test]
     fn random123_zero_vector() {
         assert_eq!(philox4x32_10([0; 4], [0; 2]), [0x6627_e8d5, 0xe169_c58d, 0xbc57_ac4c, 0x9b00_dbd8]);
+    }
+
+    #[test]
+    fn word_of_row_is_its_blocks_word_row_mod_4() {
+        let (seed, path) = (0x1234_5678_9abc_def0, 77);
+        let mut g = PhiloxNormals::new(seed, path);
+        for row in [0u32, 1, 2, 3, 5, 4, 7, 6, 13, 8, 12] {
+            let block = philox4x32_10(counter(row / 4, path), key(seed));
+            assert_eq!(g.word(row), block[(row % 4) as usize], "row {row}");
+        }
     }
 }
