@@ -42,7 +42,7 @@ pub struct Args {
     record: Option<std::path::PathBuf>,
 }
 
-const HEADER: [&str; 14] = [
+const HEADER: [&str; 15] = [
     "date (UTC)",
     "GPU",
     "kernel",
@@ -57,6 +57,7 @@ const HEADER: [&str; 14] = [
     "local B",
     "CPU 1 thread ms",
     "CPU all threads ms",
+    "GPU speedup vs CPU all threads",
 ];
 
 fn spec(args: &Args) -> anyhow::Result<BridgeSpec> {
@@ -218,6 +219,7 @@ fn run_precision<T: Precision>(
             local.to_string(),
             c1.map(|v| format!("{v:.0}")).unwrap_or_default(),
             cn.map(|v| format!("{v:.0} ({} thr)", rayon::current_num_threads())).unwrap_or_default(),
+            cn.map(|v| format!("{:.0}×", v / t.median_ms())).unwrap_or_default(),
         ]);
     }
     Ok(())
