@@ -186,31 +186,40 @@ fn bridge_paper_shape_gpu_equals_cpu() -> Result<(), TestCaseError> {
     Ok(())
 }
 
-/// The fused Sobol kernels' three ways (warp method on the d = 1 fast path, warp method on the
-/// general path, Gray-code walk per element where the tables do not fit shared memory, on the
-/// d = 1 fast path and on the general path), and the normals-alone kernel over several chunks of
-/// rows, with offsets up to the last points below 2^32.
+/// The fused Sobol kernels' ways (warp method with its tables in shared memory, warp method with
+/// the low tables read from global memory, Gray-code walk per element where not even the high
+/// parts fit shared memory; each on the d = 1 fast path and on the general path), and the
+/// normals-alone kernel over several chunks of rows, with offsets up to the last points below
+/// 2^32.
 #[test]
 fn bridge_sobol_fallbacks_gpu_equal_cpu() -> Result<(), TestCaseError> {
-    use lockstep_shared::bridge::fused_sobol_warp;
-    // (interior N, d, block, element size, expected fast d = 1 path, expected warp method)
+    use lockstep_shared::bridge::{fused_sobol_pairs, fused_sobol_warp};
+    // (interior N, d, order kind, block, element size, expected fast d = 1 path, expected warp
+    // method with shared tables, expected warp method with global low tables). Blocks stay
+    // ≤ 512: the general Sobol kernel's 78 registers × 1024 threads exceed the register file
+    // (run G1's launch of such a case failed).
     let cases = [
-        (63, 1, 128, 4, true, true),
-        (127, 1, 256, 8, true, false),
-        (200, 1, 128, 4, false, true),
-        (299, 1, 256, 4, false, false),
-        (40, 3, 96, 8, false, true),
+        (63, 1, 0, 128, 4, true, true, true),
+        (127, 1, 0, 256, 8, true, false, true),
+        (127, 1, 0, 512, 8, true, false, false),
+        (200, 1, 0, 128, 4, false, true, true),
+        (299, 1, 0, 256, 4, false, false, true),
+        (999, 1, 0, 256, 4, false, false, false),
+        (40, 3, 0, 96, 8, false, true, true),
+        (64, 3, 0, 128, 8, false, false, true),
     ];
-    let plans = cases.iter().enumerate().map(|(k, &(n, d, ..))| Plan::new(&random_spec(11 + k as u64, n, d, 0)));
+    let plans =
+        cases.iter().enumerate().map(|(k, &(n, d, kind, ..))| Plan::new(&random_spec(11 + k as u64, n, d, kind)));
     let plans = plans.collect::<Result<Vec<_>, _>>()?;
     // The shapes take the intended ways (checked with or without a GPU).
-    for (k, (&(_, d, block, elem, fast, warp), plan)) in cases.iter().zip(&plans).enumerate() {
+    for (k, (&(_, d, _, block, elem, fast, warp, pairs), plan)) in cases.iter().zip(&plans).enumerate() {
         let (steps, slots, paths) = (plan.steps(), plan.stack_slots(), 1000 + 37 * k);
         assert_eq!(fused_fast_d1(steps, d, slots, block as usize, paths), fast, "case {k}: fast d = 1 path");
         assert_eq!(fused_sobol_warp(steps, d, slots, block as usize, paths, elem), warp, "case {k}: warp method");
+        assert_eq!(fused_sobol_pairs(steps, d, slots, block as usize, paths, elem), pairs, "case {k}: global low");
     }
     let Some(gpu) = gpu()? else { return Ok(()) };
-    for (k, (&(_, _, block, elem, ..), plan)) in cases.iter().zip(&plans).enumerate() {
+    for (k, (&(_, _, _, block, elem, ..), plan)) in cases.iter().zip(&plans).enumerate() {
         let bridge = Bridge::with_block_size(gpu, block)?;
         let paths = 1000 + 37 * k;
         for offset in [1, 12_345, (u32::MAX - paths as u32) + 1] {
@@ -223,6 +232,49 @@ fn bridge_sobol_fallbacks_gpu_equal_cpu() -> Result<(), TestCaseError> {
             }
             let src = Source::Sobol { offset };
             check::<f32>("f32", &bridge.normals(plan, src, paths)?, &cpu::normals_seq(plan, src, paths)?, plan, paths)?;
+        }
+    }
+    Ok(())
+}
+
+/// The fused Philox d = 1 kernels' two ways: the host's schedule (each Philox block once per
+/// path, words waiting in a shared word cache) where schedule and cache fit shared memory, the
+/// one-block cache where they do not (a random order of 127 steps needs 70 slots: 35 KiB of
+/// cache at 128 threads fits, 70 KiB at 256 does not), in both precisions, points and increments.
+#[test]
+fn bridge_philox_d1_schedule_gpu_equals_cpu() -> Result<(), TestCaseError> {
+    use lockstep_shared::bridge::fused_philox_cached;
+    // (seed, interior N, order kind, block, element size, expected: scheduled)
+    let cases =
+        [(1, 127, 0, 128, 4, true), (12, 127, 2, 256, 8, false), (3, 63, 1, 96, 8, true), (12, 127, 2, 128, 4, true)];
+    let plans = cases.iter().map(|&(seed, n, kind, ..)| Plan::new(&random_spec(seed, n, 1, kind)));
+    let plans = plans.collect::<Result<Vec<_>, _>>()?;
+    // The shapes take the intended ways (checked with or without a GPU, with the host's planner).
+    for (k, (&(_, _, _, block, elem, cached), plan)) in cases.iter().zip(&plans).enumerate() {
+        let reads: Vec<u32> = plan.tables::<f32>().idx.chunks_exact(8).map(|r| r[3]).collect();
+        let (_, slots) = lockstep::kernels::bridge::philox_schedule(&reads).expect("a schedule");
+        let (steps, stack, paths) = (plan.steps(), plan.stack_slots(), 1001 + 38 * k);
+        assert!(fused_fast_d1(steps, 1, stack, block as usize, paths), "case {k}: fast d = 1 path");
+        let got = fused_philox_cached(steps, 1, stack, block as usize, paths, elem, slots as usize);
+        assert_eq!(got, cached, "case {k}: scheduled ({slots} slots)");
+    }
+    let Some(gpu) = gpu()? else { return Ok(()) };
+    for (k, (&(seed, _, _, block, elem, cached), plan)) in cases.iter().zip(&plans).enumerate() {
+        let bridge = Bridge::with_block_size(gpu, block)?;
+        let paths = 1001 + 38 * k;
+        let f32_plan = bridge.upload::<f32>(plan)?;
+        assert_eq!(bridge.launched(&f32_plan, paths, Variant::Philox), Variant::PhiloxD1, "case {k}");
+        if elem == 4 {
+            assert_eq!(bridge.philox_cached(&f32_plan, paths), cached, "case {k}");
+        } else {
+            assert_eq!(bridge.philox_cached(&bridge.upload::<f64>(plan)?, paths), cached, "case {k}");
+        }
+        for inc in [false, true] {
+            if elem == 4 {
+                both::<f32>(&bridge, plan, Source::Philox { seed }, paths, inc, true)?;
+            } else {
+                both::<f64>(&bridge, plan, Source::Philox { seed }, paths, inc, true)?;
+            }
         }
     }
     Ok(())

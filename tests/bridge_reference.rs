@@ -353,3 +353,76 @@ fn normals_are_standard_normal() {
         );
     }
 }
+
+/// The rows the d = 1 strategy of `plan` reads, in step order (the steps' `z`).
+fn reads_d1(plan: &Plan) -> Vec<u32> {
+    plan.tables::<f32>().idx.chunks_exact(lockstep_shared::bridge::INDICES).map(|r| r[3]).collect()
+}
+
+/// Runs the Philox schedule of `reads` for `path` as the fused d = 1 kernel does
+/// (`scheduled_word` over a word cache, here a slice poisoned before the path) and checks every
+/// word against `PhiloxNormals`; returns the number of Philox blocks it computed.
+fn run_schedule(reads: &[u32], ops: &[u32], slots: u32, seed: u64, path: u64) -> Result<usize, TestCaseError> {
+    use lockstep_shared::bridge::SliceStack;
+    use lockstep_shared::bridge::philox::{COMPUTE, PhiloxNormals, key, scheduled_word, slot_field};
+    let mut cache = vec![0xdead_beef_u32; slots as usize];
+    let mut g = PhiloxNormals::new(seed, path);
+    let mut computed = 0;
+    for (s, (&row, &op)) in reads.iter().zip(ops).enumerate() {
+        if op & COMPUTE != 0 {
+            computed += 1;
+            prop_assert!((0..4).all(|k| slot_field(op, k) < slots), "step {}: slot out of range", s);
+        } else {
+            prop_assert!(op > 0 && op < slots, "step {}: read slot {} of {}", s, op, slots);
+        }
+        let got = scheduled_word(key(seed), path, row, op, &mut SliceStack(&mut cache));
+        prop_assert_eq!(got, g.word(row), "step {} row {} path {}", s, row, path);
+    }
+    Ok(computed)
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// The host's Philox schedule (fused d = 1 kernels) gives every row the word of
+    /// `PhiloxNormals`, computing each block of four rows exactly once per path, for every
+    /// order kind.
+    #[test]
+    fn philox_schedule_computes_each_block_once(seed: u64, n in 1usize..128, kind in 0u8..4) {
+        use lockstep::kernels::bridge::philox_schedule;
+        let plan = Plan::new(&random_spec(seed, n, 1, kind))?;
+        let reads = reads_d1(&plan);
+        let Some((ops, slots)) = philox_schedule(&reads) else {
+            return Err(TestCaseError::fail(format!("no schedule for {} steps", reads.len())));
+        };
+        prop_assert_eq!(ops.len(), reads.len());
+        for path in [0u64, 1, seed % 100_000, u32::MAX as u64] {
+            let computed = run_schedule(&reads, &ops, slots, seed, path)?;
+            prop_assert_eq!(computed, reads.len().div_ceil(4), "blocks computed");
+        }
+    }
+}
+
+/// The paper's bisection (64 steps): 16 Philox blocks per path instead of the one-block cache's
+/// 46, with a small word cache; rows read twice keep their word until the last read.
+#[test]
+fn philox_schedule_of_the_paper_shape() -> Result<(), TestCaseError> {
+    use lockstep::kernels::bridge::philox_schedule;
+    use lockstep_shared::bridge::philox::COMPUTE;
+    let plan = Plan::new(&BridgeSpec::standard(64))?;
+    let reads = reads_d1(&plan);
+    assert_eq!(reads.len(), 64);
+    let (ops, slots) = philox_schedule(&reads).expect("a schedule");
+    assert_eq!(ops.iter().filter(|&&op| op & COMPUTE != 0).count(), 16);
+    // The one-block cache's count, for the record.
+    let misses = reads.iter().fold((u32::MAX, 0), |(b, m), &r| if r / 4 == b { (b, m) } else { (r / 4, m + 1) }).1;
+    assert_eq!(misses, 46);
+    assert!(slots <= 16, "{slots} slots"); // 14 (13 words waiting at most)
+    run_schedule(&reads, &ops, slots, 42, 7)?;
+    // A row read twice (not a strategy, but the planner allows it): computed once, cached until
+    // its second read.
+    let reads = [0u32, 5, 1, 0, 4, 2, 3, 1, 6, 7];
+    let (ops, slots) = philox_schedule(&reads).expect("a schedule");
+    assert_eq!(run_schedule(&reads, &ops, slots, 1, 2)?, 2);
+    Ok(())
+}

@@ -31,14 +31,15 @@
 use core::ops::{Add, Div, Mul, Sub};
 use core::slice::from_raw_parts;
 use lockstep_cuda_std::prelude::*;
-use lockstep_shared::bridge::philox::PhiloxNormals;
+use lockstep_shared::bridge::philox::{PhiloxNormals, key, scheduled_word};
 use lockstep_shared::bridge::sobol::{
     BITS, NORMALS_ROWS, SobolNormals, high_select, low_index, sobol_high, sobol_high_next,
 };
 use lockstep_shared::bridge::{
     COEFS, CoefRow, EMIT_LEFT, EMIT_RIGHT, FAST_DIMS, INDICES, IndexRow, MAX_DIMS, NO_SLOT, Normals, PathPlan, Real,
     SHARED_STACK, Sink, Stack, Step, Steps, buffer_fast, buffer_lanes, buffer_stack_bytes, fused_base_bytes,
-    fused_fast_d1, fused_sobol_warp, generate_path, increment, interpolate, noise, pick, place, place2,
+    fused_fast_d1, fused_philox_cached, fused_sobol_pairs, fused_sobol_warp, generate_path, increment, interpolate,
+    noise, philox_cache_bytes, pick, place, place2,
 };
 
 /// Normals read from a `[row][path]` buffer.
@@ -809,11 +810,49 @@ unsafe fn stage_sobol(dirs: *const u32, low: *const u32, rows: u32, offset: u32,
         unsafe { st_shared_u32(base + i * 4, *low.add(i as usize)) };
         i += b;
     }
+    // SAFETY: the pairs follow the low tables inside the array (contract); dirs as above.
+    let (high, q) = unsafe { stage_sobol_high(dirs, rows, offset, base + rows * 128) };
+    WarpSobol { high, low: base + low_index(q) * 4 }
+}
+
+/// Sobol normals by the warp method with the low tables read from global memory (one 128-byte
+/// line per row, the same for every warp of the grid: L1 hits) and the high parts in shared
+/// memory ([`stage_sobol_high`]): for shapes whose low tables do not fit shared memory
+/// (`lockstep_shared::bridge::fused_sobol_pairs`). Same integers as [`WarpSobol`].
+#[derive(Clone, Copy)]
+struct WarpSobolGlobal {
+    /// Shared address of this thread's high part of row 0 (rows 8 bytes apart).
+    high: u32,
+    /// This thread's low-table entry of row 0 (rows 32 words apart).
+    low: *const u32,
+}
+
+impl<T: Real> Normals<T> for WarpSobolGlobal {
+    #[inline(always)]
+    fn normal(&mut self, row: u32) -> T {
+        // SAFETY: row < the rows `stage_sobol_high` staged and `low` holds (the strategy's z rows
+        // are < steps·d), and the caller's barrier has passed.
+        let x = unsafe { ld_shared_u32(self.high + row * 8) ^ *self.low.add(row as usize * 32) };
+        T::normal_from_bits(x)
+    }
+}
+
+/// Computes each warp's pair of high parts per row for `rows` Sobol dimensions at the shared
+/// address `pairs` (`sobol::pairs_shared_bytes(rows, blockDim)` bytes; lane `l` rows `l, l + 32,
+/// …`: the Gray-code walk over the warp's common high point, then one XOR for the next) and
+/// returns the shared address of this thread's high part of row 0 and its point `offset + p`.
+/// No barrier (as [`stage_sobol`]).
+///
+/// # Safety
+/// As [`stage_sobol`], for the pairs alone at `pairs` (8-byte aligned).
+#[inline(always)]
+unsafe fn stage_sobol_high(dirs: *const u32, rows: u32, offset: u32, pairs: u32) -> (u32, u32) {
+    let t = thread_idx_x();
     let p = index_1d();
     // The point of the warp's lane 0 (blocks are whole warps, so p & !31 is that lane's p).
     let q0 = offset.wrapping_add(p & !31);
     let h = q0 >> 5;
-    let pairs = base + rows * 128 + (t >> 5) * rows * 8;
+    let pairs = pairs + (t >> 5) * rows * 8;
     let mut j = t & 31;
     while j < rows {
         // SAFETY: j < rows, so the 32 words at j·32 exist (contract).
@@ -827,7 +866,65 @@ unsafe fn stage_sobol(dirs: *const u32, low: *const u32, rows: u32, offset: u32,
         j += 32;
     }
     let q = offset.wrapping_add(p);
-    WarpSobol { high: pairs + high_select(q0, q) * 4, low: base + low_index(q) * 4 }
+    (pairs + high_select(q0, q) * 4, q)
+}
+
+/// [`WarpSobolGlobal`] for `rows` dimensions: the high parts at the shared address `base`
+/// ([`stage_sobol_high`]), the low tables `low` (`rows·32` words) in global memory. No barrier.
+///
+/// # Safety
+/// As [`stage_sobol`] with `sobol::pairs_shared_bytes(rows, blockDim)` bytes at `base`.
+#[inline(always)]
+unsafe fn stage_sobol_global(dirs: *const u32, low: *const u32, rows: u32, offset: u32, base: u32) -> WarpSobolGlobal {
+    // SAFETY: forwarded from the contract.
+    let (high, q) = unsafe { stage_sobol_high(dirs, rows, offset, base) };
+    // low_index(q) < 32, inside row 0 of `low` (contract: rows ≥ 1 whenever a thread reads).
+    WarpSobolGlobal { high, low: low.wrapping_add(low_index(q) as usize) }
+}
+
+/// Words in the block's shared memory: slot `i` of this thread at `base + i·stride`
+/// (`[slot][thread]`, conflict-free).
+struct SharedWords {
+    base: u32,
+    stride: u32,
+}
+
+impl Stack<u32> for SharedWords {
+    #[inline(always)]
+    fn get(&self, i: u32) -> u32 {
+        // SAFETY: i < the cache's slots (the schedule's fields, `philox_schedule`), inside the
+        // array the kernel sized with `philox_cache_bytes`.
+        unsafe { ld_shared_u32(self.base + i * self.stride) }
+    }
+    #[inline(always)]
+    fn set(&mut self, i: u32, v: u32) {
+        // SAFETY: as `get`.
+        unsafe { st_shared_u32(self.base + i * self.stride, v) }
+    }
+}
+
+/// Philox normals by the host's schedule (`philox::scheduled_word`): the entry of step `s` at
+/// the shared address `op + 4·s`, read in step order (one normal per step on the d = 1 path),
+/// words waiting for their step in `cache`. Each Philox block is computed once per path, where
+/// `PhiloxNormals`' one-block cache recomputes it whenever the depth-first order comes back to
+/// it (46 blocks instead of 16 per path of the paper's bisection).
+struct ScheduledPhilox {
+    key: [u32; 2],
+    path: u64,
+    /// Shared address of the next step's schedule entry.
+    op: u32,
+    cache: SharedWords,
+}
+
+impl<T: Real> Normals<T> for ScheduledPhilox {
+    #[inline(always)]
+    fn normal(&mut self, row: u32) -> T {
+        // SAFETY: one call per step in step order (`run_d1` with d = 1), so `op` is the entry of
+        // a step < steps, staged before the barrier.
+        let op = unsafe { ld_shared_u32(self.op) };
+        self.op += 4;
+        T::normal_from_bits(scheduled_word(self.key, self.path, row, op, &mut self.cache))
+    }
 }
 
 /// The body of the fused d = 1 kernels (`bridge_philox_d1_*`, `bridge_sobol_d1_*`): the buffer
@@ -1187,7 +1284,7 @@ macro_rules! bridge_kernels {
             let dynamic = dynamic_shared!($s3);
             let (block, size) = (block_dim_x() as usize, core::mem::size_of::<$t>());
             if fused_sobol_warp(steps as usize, dims as usize, slots as usize, block, paths as usize, size) {
-                // The tables after the buffer kernels' layout (uniform condition: every thread
+                // The tables after the fused stack and strategy (uniform condition: every thread
                 // stages and meets the barrier).
                 let base = shared_addr(dynamic)
                     + fused_base_bytes(steps as usize, dims as usize, slots as usize, block, paths as usize, size)
@@ -1196,6 +1293,17 @@ macro_rules! bridge_kernels {
                 // warp_shared_bytes(steps·d, blockDim) bytes at base (`fused_shared_bytes`).
                 let z = unsafe { stage_sobol(dirs, low, steps * dims, offset, base) };
                 // SAFETY: forwarded from this kernel's contract; the tables are staged.
+                unsafe { run_fused::<$t>(sh, dynamic, coef, idx, chol, start, scratch, out, p, z, true) }
+            } else if fused_sobol_pairs(steps as usize, dims as usize, slots as usize, block, paths as usize, size) {
+                // The high parts alone after the fused stack and strategy, the low tables from
+                // global memory (uniform condition, as above).
+                let base = shared_addr(dynamic)
+                    + fused_base_bytes(steps as usize, dims as usize, slots as usize, block, paths as usize, size)
+                        as u32;
+                // SAFETY: dirs/low hold steps·d rows (contract); the dynamic array holds
+                // pairs_shared_bytes(steps·d, blockDim) bytes at base (`fused_shared_bytes`).
+                let z = unsafe { stage_sobol_global(dirs, low, steps * dims, offset, base) };
+                // SAFETY: forwarded from this kernel's contract; the high parts are staged.
                 unsafe { run_fused::<$t>(sh, dynamic, coef, idx, chol, start, scratch, out, p, z, true) }
             } else {
                 // SAFETY: dirs holds steps·d·32 words (contract).
@@ -1206,11 +1314,18 @@ macro_rules! bridge_kernels {
             }
         }
 
-        /// The fused Philox bridge on the d = 1 fast path ([`run_fused_d1`]).
+        /// The fused Philox bridge on the d = 1 fast path ([`run_fused_d1`]): with the host's
+        /// schedule `sched` (`cache_slots` > 0 and `fused_philox_cached` holds) each Philox
+        /// block is computed once per path ([`ScheduledPhilox`]), otherwise by the one-block
+        /// cache of `PhiloxNormals`.
         ///
         /// # Safety
         /// As `bridge_philox_*`, and `fused_fast_d1(steps, dims, slots, blockDim, paths)`
-        /// holds (otherwise nothing is written).
+        /// holds (otherwise nothing is written); when `cache_slots > 0`, `sched` holds the
+        /// `steps` entries of the host's schedule of this strategy using `cache_slots` slots
+        /// (`lockstep::kernels::bridge::philox_schedule`), and the launch has
+        /// `fused_shared_bytes(.., false) + philox_cache_bytes(steps, cache_slots, blockDim)`
+        /// bytes of dynamic shared memory when `fused_philox_cached` holds.
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $philox_d1(
             coef: *const $t,
@@ -1222,19 +1337,44 @@ macro_rules! bridge_kernels {
             start: *const $t,
             increments: u32,
             seed: u64,
+            sched: *const u32,
+            cache_slots: u32,
             out: *mut $t,
             paths: u32,
         ) {
-            let block = block_dim_x() as usize;
+            let (block, size) = (block_dim_x() as usize, core::mem::size_of::<$t>());
             if !fused_fast_d1(steps as usize, dims as usize, slots as usize, block, paths as usize) {
                 return; // uniform: the launcher never starts this kernel then
             }
             let p = index_1d();
             let sh = Shape { steps, dims, slots, increments, paths };
             let dynamic = dynamic_shared!($s5);
-            let z = PhiloxNormals::new(seed, p as u64);
-            // SAFETY: forwarded from this kernel's contract; fused_fast_d1 holds (checked).
-            unsafe { run_fused_d1::<$t>(sh, dynamic, coef, idx, chol, start, out, p, z) }
+            let (n, c) = (steps as usize, cache_slots as usize);
+            if fused_philox_cached(n, 1, slots as usize, block, paths as usize, size, c) {
+                // The schedule, then the word cache, after the fused stack and strategy (uniform
+                // condition: every thread copies its share and meets the barrier).
+                let base =
+                    shared_addr(dynamic) + fused_base_bytes(n, 1, slots as usize, block, paths as usize, size) as u32;
+                let (t, b) = (thread_idx_x(), block_dim_x());
+                let mut i = t;
+                while i < steps {
+                    // SAFETY: i < steps entries in `sched` (contract) and in the array at base
+                    // (`philox_cache_bytes`).
+                    unsafe { st_shared_u32(base + i * 4, *sched.add(i as usize)) };
+                    i += b;
+                }
+                let words = base + philox_cache_bytes(n, 0, block) as u32 + t * 4;
+                let cache = SharedWords { base: words, stride: b * 4 };
+                let z = ScheduledPhilox { key: key(seed), path: p as u64, op: base, cache };
+                // SAFETY: forwarded from this kernel's contract; fused_fast_d1 holds (checked);
+                // the barrier in `stage_table` orders the schedule's copy before its reads; the
+                // strategy reads its rows in step order, one per step (d = 1).
+                unsafe { run_fused_d1::<$t>(sh, dynamic, coef, idx, chol, start, out, p, z) }
+            } else {
+                let z = PhiloxNormals::new(seed, p as u64);
+                // SAFETY: forwarded from this kernel's contract; fused_fast_d1 holds (checked).
+                unsafe { run_fused_d1::<$t>(sh, dynamic, coef, idx, chol, start, out, p, z) }
+            }
         }
 
         /// The fused Sobol bridge on the d = 1 fast path ([`run_fused_d1`]), by the warp method
@@ -1274,6 +1414,16 @@ macro_rules! bridge_kernels {
                 // warp_shared_bytes(steps, blockDim) bytes at base (`fused_shared_bytes`); the
                 // barrier in `stage_table` comes before any read.
                 let z = unsafe { stage_sobol(dirs, low, steps, offset, base) };
+                // SAFETY: forwarded from this kernel's contract.
+                unsafe { run_fused_d1::<$t>(sh, dynamic, coef, idx, chol, start, out, p, z) }
+            } else if fused_sobol_pairs(steps as usize, dims as usize, slots as usize, block, paths as usize, size) {
+                let base = shared_addr(dynamic)
+                    + fused_base_bytes(steps as usize, dims as usize, slots as usize, block, paths as usize, size)
+                        as u32;
+                // SAFETY: dirs/low hold steps rows (contract, d = 1); the dynamic array holds
+                // pairs_shared_bytes(steps, blockDim) bytes at base (`fused_shared_bytes`); the
+                // barrier in `stage_table` comes before any read.
+                let z = unsafe { stage_sobol_global(dirs, low, steps, offset, base) };
                 // SAFETY: forwarded from this kernel's contract.
                 unsafe { run_fused_d1::<$t>(sh, dynamic, coef, idx, chol, start, out, p, z) }
             } else {

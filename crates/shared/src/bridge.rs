@@ -525,17 +525,58 @@ pub fn fused_base_bytes(steps: usize, dims: usize, slots: usize, block: usize, p
 
 /// Whether the fused Sobol kernels use the warp method ([`sobol::warp_shared_bytes`]): its
 /// tables for `steps·d` rows fit after the fused stack and strategy ([`fused_base_bytes`])
-/// within [`FUSED_SHARED_LIMIT`]. Otherwise each element walks its Gray-code bits
-/// ([`sobol::sobol_u32`]).
+/// within [`FUSED_SHARED_LIMIT`]. Otherwise the warp method with the low tables read from
+/// global memory when the high parts alone fit ([`fused_sobol_pairs`]), else each element walks
+/// its Gray-code bits ([`sobol::sobol_u32`]).
 pub fn fused_sobol_warp(steps: usize, dims: usize, slots: usize, block: usize, paths: usize, elem: usize) -> bool {
     let rows = steps.saturating_mul(dims);
     fused_base_bytes(steps, dims, slots, block, paths, elem).saturating_add(sobol::warp_shared_bytes(rows, block))
         <= FUSED_SHARED_LIMIT
 }
 
+/// Whether the fused Sobol kernels, when [`fused_sobol_warp`] does not hold, use the warp method
+/// with only the warps' high parts in shared memory ([`sobol::pairs_shared_bytes`]) and the low
+/// tables read from global memory (one 128-byte line per row and warp, the same for every warp:
+/// L1 hits): the high parts fit after the fused stack and strategy ([`fused_base_bytes`]) within [`FUSED_SHARED_LIMIT`].
+pub fn fused_sobol_pairs(steps: usize, dims: usize, slots: usize, block: usize, paths: usize, elem: usize) -> bool {
+    let rows = steps.saturating_mul(dims);
+    fused_base_bytes(steps, dims, slots, block, paths, elem).saturating_add(sobol::pairs_shared_bytes(rows, block))
+        <= FUSED_SHARED_LIMIT
+}
+
+/// Bytes of the fused Philox d = 1 kernels' schedule and word cache: `steps` schedule entries
+/// (rounded up to 16 bytes), then `cache_slots` words per thread (`[slot][thread]`).
+pub fn philox_cache_bytes(steps: usize, cache_slots: usize, block: usize) -> usize {
+    steps.saturating_mul(4).div_ceil(16).saturating_mul(16).saturating_add(cache_slots.saturating_mul(block * 4))
+}
+
+/// Whether the fused Philox d = 1 kernels compute each Philox block once per path by the host's
+/// schedule (`philox::scheduled_word`, `cache_slots` from the host's planner, 0 when it has
+/// none): the d = 1 fast path ([`fused_fast_d1`]), at most `philox::MAX_CACHE_SLOTS` slots, and
+/// the schedule and cache ([`philox_cache_bytes`]) fit after the fused stack and strategy ([`fused_base_bytes`]) within
+/// [`FUSED_SHARED_LIMIT`]. Otherwise the one-block cache of `philox::PhiloxNormals`.
+pub fn fused_philox_cached(
+    steps: usize,
+    dims: usize,
+    slots: usize,
+    block: usize,
+    paths: usize,
+    elem: usize,
+    cache_slots: usize,
+) -> bool {
+    (1..=philox::MAX_CACHE_SLOTS).contains(&cache_slots)
+        && fused_fast_d1(steps, dims, slots, block, paths)
+        && fused_base_bytes(steps, dims, slots, block, paths, elem).saturating_add(philox_cache_bytes(
+            steps,
+            cache_slots,
+            block,
+        )) <= FUSED_SHARED_LIMIT
+}
+
 /// Bytes of dynamic shared memory a launch of the fused kernels needs: [`fused_base_bytes`]
 /// (stack, then on the d = 1 path the strategy), then for Sobol on the warp method
-/// ([`fused_sobol_warp`]) its tables.
+/// ([`fused_sobol_warp`]) its tables, or its high parts alone ([`fused_sobol_pairs`]). (The
+/// fused Philox d = 1 kernels add [`philox_cache_bytes`] when [`fused_philox_cached`] holds.)
 pub fn fused_shared_bytes(
     steps: usize,
     dims: usize,
@@ -548,6 +589,8 @@ pub fn fused_shared_bytes(
     let base = fused_base_bytes(steps, dims, slots, block, paths, elem);
     if sobol && fused_sobol_warp(steps, dims, slots, block, paths, elem) {
         base + sobol::warp_shared_bytes(steps * dims, block)
+    } else if sobol && fused_sobol_pairs(steps, dims, slots, block, paths, elem) {
+        base + sobol::pairs_shared_bytes(steps * dims, block)
     } else {
         base
     }
@@ -565,8 +608,18 @@ mod tests {
         assert_eq!(fused_shared_bytes(64, 1, 7, 128, 1_439_744, 4, true), 3584 + 64 * 64 + 64 * 128 + 4 * 64 * 8);
         assert_eq!(fused_shared_bytes(64, 1, 7, 128, 1_439_744, 4, false), 3584 + 64 * 64);
         // f64, 128 steps at 256 threads: 16 KiB stack + 12 KiB strategy + 24 KiB tables > 48 KiB.
+        // The high parts alone (128 rows × 8 warps × 8 B = 8 KiB) fit: low tables from global.
         assert!(!fused_sobol_warp(128, 1, 8, 256, 1000, 8));
-        assert_eq!(fused_shared_bytes(128, 1, 8, 256, 1000, 8, true), fused_base_bytes(128, 1, 8, 256, 1000, 8));
+        assert!(fused_sobol_pairs(128, 1, 8, 256, 1000, 8));
+        let base = fused_base_bytes(128, 1, 8, 256, 1000, 8);
+        assert_eq!(fused_shared_bytes(128, 1, 8, 256, 1000, 8, true), base + 128 * 8 * 8);
+        // d = 3, 65 steps, f64 at 128 threads (the bench's d = 3 shape): 21 KiB of stack + 31 KiB
+        // of tables do not fit, the stack + 6 KiB of high parts do.
+        assert!(!fused_sobol_warp(65, 3, 7, 128, 1_439_744, 8));
+        assert!(fused_sobol_pairs(65, 3, 7, 128, 1_439_744, 8));
+        // Nothing fits: a stack of 40 slots at 1024 threads in scratch, 2000 rows of pairs.
+        assert!(!fused_sobol_pairs(2000, 1, 40, 1024, 1000, 4));
+        assert_eq!(fused_shared_bytes(2000, 1, 40, 1024, 1000, 4, true), 0);
         // d = 3 (general path): the stack, then the tables of 3·steps rows.
         assert!(fused_sobol_warp(65, 3, 7, 128, 1000, 4));
         // Every layout this admits stays within the limit.
@@ -576,6 +629,18 @@ mod tests {
                 assert!(b <= FUSED_SHARED_LIMIT.max(fused_base_bytes(steps, dims, slots, block, 1000, elem)));
             }
         }
+    }
+
+    #[test]
+    fn philox_cache_fits_the_paper_shape_at_128_threads_only_with_few_slots() {
+        // f32, 64 steps, 7 stack slots: 7.5 KiB + 256 B of schedule + 16 slots × 512 B.
+        assert_eq!(philox_cache_bytes(64, 16, 128), 256 + 16 * 512);
+        assert!(fused_philox_cached(64, 1, 7, 128, 1_439_744, 4, 16));
+        assert!(!fused_philox_cached(64, 1, 7, 128, 1_439_744, 4, 0));
+        assert!(!fused_philox_cached(64, 1, 7, 128, 1_439_744, 4, philox::MAX_CACHE_SLOTS + 1));
+        // Not d = 1, or the cache does not fit 48 KiB.
+        assert!(!fused_philox_cached(64, 3, 7, 128, 1000, 4, 16));
+        assert!(!fused_philox_cached(64, 1, 7, 1024, 1000, 8, 16));
     }
 
     #[test]

@@ -13,10 +13,61 @@ use crate::launch::{Grid1d, expect_len, len_u32};
 use crate::reference::bridge::{Output, Plan, Precision, SOBOL_MAX_DIMS, Source, check_generation, sobol_directions};
 use cust::function::Function;
 use cust::memory::{DeviceBuffer, DevicePointer, DeviceSlice};
+use lockstep_shared::bridge::INDICES;
 use lockstep_shared::bridge::sobol::{BITS, low_table, normals_shared_bytes};
 
 /// Threads per block unless the caller chooses.
 pub const DEFAULT_BLOCK: u32 = 128;
+
+/// The Philox schedule of a strategy whose step `s` reads the normal of row `reads[s]` (d = 1:
+/// the steps' `z`): one entry per step for `lockstep_shared::bridge::philox::scheduled_word`,
+/// and the number of word-cache slots it uses (slot 0, where unneeded words are discarded,
+/// included). The first step that reads a row of a block computes the block and stores each of
+/// its words that a later step reads in a free slot (greedy, first free slot: as few slots as
+/// the most words ever waiting at once); the later steps read their slot. So each block is
+/// computed once per path, whatever the order. `None` when more than `MAX_CACHE_SLOTS` slots
+/// would be needed.
+pub fn philox_schedule(reads: &[u32]) -> Option<(Vec<u32>, u32)> {
+    use lockstep_shared::bridge::philox::{COMPUTE, MAX_CACHE_SLOTS, SLOT_BITS};
+    let rows = reads.iter().map(|&r| r as usize + 1).max().unwrap_or(0).div_ceil(4) * 4;
+    // The last step that reads each row.
+    let mut last = vec![None; rows];
+    for (s, &r) in reads.iter().enumerate() {
+        last[r as usize] = Some(s);
+    }
+    let mut computed = vec![false; rows / 4];
+    let mut slot_of = vec![0u32; rows];
+    // busy[i]: the last step that reads slot i + 1.
+    let mut busy: Vec<usize> = Vec::new();
+    let mut ops = Vec::with_capacity(reads.len());
+    for (s, &r) in reads.iter().enumerate() {
+        let b = r as usize / 4;
+        if computed[b] {
+            ops.push(slot_of[r as usize]);
+            continue;
+        }
+        computed[b] = true;
+        let mut op = COMPUTE;
+        for k in 0..4 {
+            let row = 4 * b + k;
+            let Some(l) = last[row].filter(|&l| l > s) else { continue };
+            // A slot whose last read came before this step is free.
+            let i = match busy.iter().position(|&u| u < s) {
+                Some(i) => i,
+                None => {
+                    busy.push(0);
+                    busy.len() - 1
+                }
+            };
+            busy[i] = l;
+            slot_of[row] = i as u32 + 1;
+            op |= (i as u32 + 1) << (k as u32 * SLOT_BITS);
+        }
+        ops.push(op);
+    }
+    let slots = busy.len() + 1;
+    (slots <= MAX_CACHE_SLOTS).then_some((ops, slots as u32))
+}
 
 /// A plan's tables on the device, in precision `T`.
 pub struct DevicePlan<T: Precision> {
@@ -26,6 +77,8 @@ pub struct DevicePlan<T: Precision> {
     start: DeviceBuffer<T>,
     dirs: Option<DeviceBuffer<u32>>,
     low: Option<DeviceBuffer<u32>>,
+    philox: Option<DeviceBuffer<u32>>,
+    cache_slots: u32,
     steps: u32,
     dims: u32,
     slots: u32,
@@ -36,6 +89,12 @@ impl<T: Precision> DevicePlan<T> {
     /// Rows per path, (N+1)·d.
     pub fn rows(&self) -> usize {
         self.rows
+    }
+
+    /// Word-cache slots of the Philox schedule ([`philox_schedule`]) of a d = 1 strategy of at
+    /// most `TABLE_STEPS` steps; 0 when it has none.
+    pub fn cache_slots(&self) -> u32 {
+        self.cache_slots
     }
 
     /// Scratch elements a generation of `paths` at `block` threads per block needs (0 when
@@ -225,6 +284,21 @@ impl<'g> Bridge<'g> {
         }
     }
 
+    /// Whether a fused Philox generation of `paths` with `plan` takes the d = 1 kernel with the
+    /// host's schedule (each Philox block computed once per path;
+    /// `lockstep_shared::bridge::fused_philox_cached`), rather than the one-block cache.
+    pub fn philox_cached<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize) -> bool {
+        lockstep_shared::bridge::fused_philox_cached(
+            plan.steps as usize,
+            plan.dims as usize,
+            plan.slots as usize,
+            self.block as usize,
+            paths,
+            core::mem::size_of::<T>(),
+            plan.cache_slots as usize,
+        )
+    }
+
     fn kernels<T: Precision>(&self) -> &Kernels<'g> {
         if T::NAME == "f32" { &self.k32 } else { &self.k64 }
     }
@@ -241,7 +315,20 @@ impl<'g> Bridge<'g> {
         } else {
             (None, None)
         };
+        // The Philox schedule of a d = 1 strategy short enough for the fast path (row = z).
+        let schedule = (plan.dims() == 1 && plan.steps() <= lockstep_shared::bridge::TABLE_STEPS)
+            .then(|| {
+                let reads: Vec<u32> = t.idx.chunks_exact(INDICES).map(|row| row[3]).collect();
+                philox_schedule(&reads)
+            })
+            .flatten();
+        let (philox, cache_slots) = match schedule {
+            Some((ops, slots)) => (Some(upload(&ops)?), slots),
+            None => (None, 0),
+        };
         Ok(DevicePlan {
+            philox,
+            cache_slots,
             coef: upload(&t.coef)?,
             idx: upload(&t.idx)?,
             chol: upload(&t.chol)?,
@@ -402,11 +489,27 @@ impl<'g> Bridge<'g> {
                 }
             }
             DeviceSource::Philox { seed } if self.launched(plan, paths, Variant::Philox) == Variant::PhiloxD1 => {
-                let shared_bytes = fused_bytes(false)?;
-                // SAFETY: mirrors `bridge_philox_d1_*(coef, idx, steps, dims, slots, chol, start,
-                // increments, seed, out, paths)`; fused_fast_d1 holds (just checked), the tables
-                // come from one validated Plan, out holds (N+1)·d·paths, shared_bytes =
-                // fused_shared_bytes(.., false).
+                // The schedule and its word cache after the fused stack and strategy, when they
+                // fit (≤ 48 KiB in all), else none (the kernel then keeps one block).
+                let (sched, cache_slots, extra) = match &plan.philox {
+                    Some(ops) if self.philox_cached(plan, paths) => (
+                        ops.as_device_ptr(),
+                        plan.cache_slots,
+                        lockstep_shared::bridge::philox_cache_bytes(
+                            plan.steps as usize,
+                            plan.cache_slots as usize,
+                            self.block as usize,
+                        ) as u32,
+                    ),
+                    _ => (ip, 0, 0),
+                };
+                let shared_bytes = fused_bytes(false)? + extra;
+                // The kernel: `bridge_philox_d1_*(coef, idx, steps, dims, slots, chol, start,
+                // increments, seed, sched, cache_slots, out, paths)`. With cache_slots > 0, sched
+                // holds this plan's `steps` entries using cache_slots slots (`philox_schedule`) and
+                // `fused_philox_cached` holds, so shared_bytes adds philox_cache_bytes(..).
+                // SAFETY: arguments mirror the kernel's; fused_fast_d1 holds (just checked), the
+                // tables come from one validated Plan, out holds (N+1)·d·paths, sched as above.
                 unsafe {
                     self.gpu.launch(
                         &k.philox_d1,
@@ -423,6 +526,8 @@ impl<'g> Bridge<'g> {
                             arg(&xp),
                             arg(&inc),
                             arg(&seed),
+                            arg(&sched),
+                            arg(&cache_slots),
                             arg(&op),
                             arg(&n),
                         ],

@@ -76,12 +76,53 @@ impl PhiloxNormals {
             self.block = b;
             self.words = philox4x32_10(counter(b, self.path), self.key);
         }
-        // Word row % 4 by two levels of selects (a `match` became an indirect branch, `brx`,
-        // on the GPU; an indexed load would put the words in local memory).
-        let w = self.words;
-        let odd = row & 1 != 0;
-        let (lo, hi) = if odd { (w[1], w[3]) } else { (w[0], w[2]) };
-        if row & 2 != 0 { hi } else { lo }
+        word_of(self.words, row)
+    }
+}
+
+/// Bits of one word-cache slot field of a Philox schedule entry ([`scheduled_word`]).
+pub const SLOT_BITS: u32 = 7;
+
+/// Most word-cache slots a Philox schedule may use (slot 0, the discard slot, included).
+pub const MAX_CACHE_SLOTS: usize = 1 << SLOT_BITS;
+
+/// Schedule flag: this step computes its row's Philox block (and caches the block's other words).
+pub const COMPUTE: u32 = 1 << 31;
+
+/// Field `k < 4` of a schedule entry: on a [`COMPUTE`] step, the cache slot that receives word
+/// `k` of the block (0 discards it).
+#[inline(always)]
+pub fn slot_field(op: u32, k: u32) -> u32 {
+    (op >> (k * SLOT_BITS)) & (MAX_CACHE_SLOTS as u32 - 1)
+}
+
+/// Word `row % 4` of the block `w` by two levels of selects (a `match` became an indirect
+/// branch, `brx`, on the GPU; an indexed load would put the words in local memory).
+#[inline(always)]
+pub fn word_of(w: [u32; 4], row: u32) -> u32 {
+    let odd = row & 1 != 0;
+    let (lo, hi) = if odd { (w[1], w[3]) } else { (w[0], w[2]) };
+    if row & 2 != 0 { hi } else { lo }
+}
+
+/// The word of `row` of path `path` under the schedule entry `op` of its step, with a cache of
+/// words `cache` (element = slot): on a [`COMPUTE`] step, the row's block is computed, its word
+/// `k` stored in slot [`slot_field`]`(op, k)` and the row's own word returned; otherwise `op` is
+/// the slot that holds the row's word (stored by an earlier step). The host plans the entries
+/// so that each block is computed once per path (`lockstep::kernels::bridge::philox_schedule`);
+/// the words are those of [`PhiloxNormals::word`].
+#[inline(always)]
+pub fn scheduled_word(key: [u32; 2], path: u64, row: u32, op: u32, cache: &mut impl super::Stack<u32>) -> u32 {
+    if op & COMPUTE != 0 {
+        let w = philox4x32_10(counter(row / 4, path), key);
+        let mut k = 0;
+        while k < 4 {
+            cache.set(slot_field(op, k as u32), w[k]);
+            k += 1;
+        }
+        word_of(w, row)
+    } else {
+        cache.get(op)
     }
 }
 

@@ -85,6 +85,13 @@ pub fn warp_shared_bytes(rows: usize, block: usize) -> usize {
     rows.saturating_mul(4 * 32 + (block / 32) * 8)
 }
 
+/// Bytes of shared memory of the warp method's high parts alone (each warp's pair per row,
+/// `rows·2` words per warp), when the low tables are read from global memory.
+#[inline(always)]
+pub fn pairs_shared_bytes(rows: usize, block: usize) -> usize {
+    rows.saturating_mul((block / 32) * 8)
+}
+
 /// Rows the normals-alone Sobol kernels stage at once.
 pub const NORMALS_ROWS: u32 = 64;
 
