@@ -731,31 +731,19 @@ unsafe fn buffer_small<T: SharedIo, const D: usize, const P: usize>(
     unsafe {
         let size = size as u32;
         let stack = shared_addr(dynamic) + thread_idx_x() * size;
+        // Paths and increments as separate instances (`increments` a constant in each, so the
+        // per-step output branch disappears and each loop is scheduled on its own).
         if D == 1 {
             // The measured d = 1 generator (bench/results/bridge-predictions.md, run P1).
-            run_d1::<T, P>(
-                table,
-                steps as usize,
-                c[0],
-                x0[0],
-                increments != 0,
-                &mut src,
-                stack,
-                block * size,
-                &mut sink,
-            )
+            if increments != 0 {
+                run_d1::<T, P>(table, steps as usize, c[0], x0[0], true, &mut src, stack, block * size, &mut sink)
+            } else {
+                run_d1::<T, P>(table, steps as usize, c[0], x0[0], false, &mut src, stack, block * size, &mut sink)
+            }
+        } else if increments != 0 {
+            run_small::<T, D, P>(table, steps as usize, c, x0, true, &mut src, stack, block * size, &mut sink)
         } else {
-            run_small::<T, D, P>(
-                table,
-                steps as usize,
-                c,
-                x0,
-                increments != 0,
-                &mut src,
-                stack,
-                block * size,
-                &mut sink,
-            )
+            run_small::<T, D, P>(table, steps as usize, c, x0, false, &mut src, stack, block * size, &mut sink)
         }
     };
 }
