@@ -16,10 +16,109 @@ use lockstep_shared::bridge::normal::{
 };
 use lockstep_shared::bridge::philox::philox4x32_10;
 use lockstep_shared::bridge::sobol::sobol_u32;
+use lockstep_shared::bridge::{increment, quotient, reciprocal};
 use proptest::prelude::*;
+
+/// `quotient(a, dt, reciprocal(dt))` against `a / dt`, bit for bit (NaNs as NaNs).
+fn check_quotient_f32(a: f32, dt: f32) -> Result<(), TestCaseError> {
+    let (got, want) = (quotient(a, dt, reciprocal(dt)), a / dt);
+    prop_assert!(
+        got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+        "f32 {a:e} / {dt:e}: {got:e} ({:#x}), want {want:e} ({:#x})",
+        got.to_bits(),
+        want.to_bits()
+    );
+    Ok(())
+}
+
+/// As [`check_quotient_f32`] in f64.
+fn check_quotient_f64(a: f64, dt: f64) -> Result<(), TestCaseError> {
+    let (got, want) = (quotient(a, dt, reciprocal(dt)), a / dt);
+    prop_assert!(
+        got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+        "f64 {a:e} / {dt:e}: {got:e} ({:#x}), want {want:e} ({:#x})",
+        got.to_bits(),
+        want.to_bits()
+    );
+    Ok(())
+}
+
+/// An f32 with the given sign, 23 mantissa bits and unbiased exponent (normal).
+fn f32_of(neg: bool, mant: u32, exp: i32) -> f32 {
+    f32::from_bits((neg as u32) << 31 | ((exp + 127) as u32) << 23 | (mant & 0x7f_ffff))
+}
+
+/// An f64 with the given sign, 52 mantissa bits and unbiased exponent (normal).
+fn f64_of(neg: bool, mant: u64, exp: i32) -> f64 {
+    f64::from_bits((neg as u64) << 63 | ((exp + 1023) as u64) << 52 | (mant & 0xf_ffff_ffff_ffff))
+}
 
 proptest! {
     #![proptest_config(config())]
+
+    // The increments' quotient (`quotient`: precomputed reciprocal + Markstein's correction) is
+    // `/` bit for bit: any bit patterns (NaN, ∞, zeros, subnormals, mostly the fallback), then
+    // operands inside and around the fast path's range, then adversarial shapes.
+    #[test]
+    fn quotient_equals_division_on_any_bits(a: u32, dt: u32, a64: u64, dt64: u64) {
+        check_quotient_f32(f32::from_bits(a), f32::from_bits(dt))?;
+        check_quotient_f64(f64::from_bits(a64), f64::from_bits(dt64))?;
+    }
+
+    #[test]
+    fn quotient_equals_division_in_and_around_the_fast_range(
+        neg: bool, ma: u32, ea in -100i32..100, md: u32, ed in -24i32..24,
+        ma64: u64, ea64 in -900i32..900, md64: u64, ed64 in -300i32..300,
+    ) {
+        check_quotient_f32(f32_of(neg, ma, ea), f32_of(false, md, ed))?;
+        check_quotient_f64(f64_of(neg, ma64, ea64), f64_of(false, md64, ed64))?;
+    }
+
+    #[test]
+    fn quotient_equals_division_on_adversarial_operands(md: u32, ed in -20i32..=20, k in 1u32..1 << 12, sub: u32, md64: u64, ed64 in -256i32..=256, k64 in 1u64..1 << 30) {
+        let dt = f32_of(false, md, ed);
+        // Exact quotients (a = k·dt exactly when k·mantissa fits 24 bits), a = dt, a = −dt.
+        let a = dt * k as f32;
+        check_quotient_f32(a, dt)?;
+        check_quotient_f32(dt, dt)?;
+        check_quotient_f32(-dt, dt)?;
+        check_quotient_f32(f32_of(false, md & !0xfff, ed) * (k as f32), f32_of(false, md & !0xfff, ed))?;
+        // Subnormal, zero and huge numerators, and numerators whose quotient sits at the
+        // guard's edges 2^±60 (a step either side).
+        check_quotient_f32(f32::from_bits(sub & 0x7f_ffff), dt)?;
+        check_quotient_f32(-0.0, dt)?;
+        check_quotient_f32(0.0, dt)?;
+        check_quotient_f32(f32::MAX, dt)?;
+        for e in [-61, -60, 59, 60] {
+            let edge = f32_of(false, 0, e) * dt;
+            for a in [edge, f32::from_bits(edge.to_bits() - 1), f32::from_bits(edge.to_bits() + 1)] {
+                check_quotient_f32(a, dt)?;
+                check_quotient_f32(-a, dt)?;
+            }
+        }
+        // Divisors at the reciprocal's edges 2^±20 and one step outside.
+        for d in [f32_of(false, 0, -20), f32_of(false, 0x7f_ffff, 19), f32_of(false, 0, 20), f32::from_bits(f32_of(false, 0, 20).to_bits() + 1), f32::from_bits(f32_of(false, 0, -20).to_bits() - 1)] {
+            check_quotient_f32(f32_of(false, md, 0), d)?;
+        }
+        // The same shapes in f64.
+        let dt64 = f64_of(false, md64, ed64);
+        check_quotient_f64(dt64 * k64 as f64, dt64)?;
+        check_quotient_f64(f64_of(false, md64 & !0x3fff_ffff, ed64) * k64 as f64, f64_of(false, md64 & !0x3fff_ffff, ed64))?;
+        check_quotient_f64(dt64, dt64)?;
+        check_quotient_f64(f64::from_bits(md64 & 0xf_ffff_ffff_ffff), dt64)?;
+        check_quotient_f64(-0.0, dt64)?;
+        check_quotient_f64(f64::MAX, dt64)?;
+        for e in [-513, -512, 511, 512] {
+            let edge = f64_of(false, 0, e) * dt64;
+            for a in [edge, f64::from_bits(edge.to_bits() - 1), f64::from_bits(edge.to_bits() + 1)] {
+                check_quotient_f64(a, dt64)?;
+                check_quotient_f64(-a, dt64)?;
+            }
+        }
+        // `increment` is the quotient of the difference.
+        let (x0, x1) = (f32_of(neg_of(md), md >> 3, ed), f32_of(false, md >> 5, ed + 1));
+        prop_assert_eq!(increment(x0, x1, dt, reciprocal(dt)).to_bits(), ((x1 - x0) / dt).to_bits());
+    }
 
     #[test]
     fn strategy_equals_naive_eq5_in_user_order(seed: u64, n in 1usize..60, d in 1usize..=4, kind in 0u8..4, paths in 1usize..4, inc: bool) {
@@ -54,6 +153,37 @@ proptest! {
         prop_assert_eq!(seen.into_inner(), paths, "progress must reach the total");
         assert_bits_eq("seq vs par with progress", &c, &a, |i| format!("index {i}"))?;
     }
+}
+
+/// A sign from a word's top bit.
+fn neg_of(w: u32) -> bool {
+    w >> 31 != 0
+}
+
+/// Every f32 numerator mantissa in `[1, 2)` (with both signs folded in: the quotient is odd in
+/// `a`) against a few divisors: 1 (exact reciprocal), 3, 1.1, and the mantissa whose reciprocal
+/// lies closest to a rounding boundary of all f32 mantissas (`1/dt` within 3·10⁻⁸ ulp of a
+/// midpoint: the hardest case for `RN(a·RN(1/dt))`, which is often 1 ulp off there and must be
+/// corrected). Scaling `a` and `dt` by powers of two inside the guard's range scales every
+/// intermediate exactly, so `a ∈ [1, 2)`, `dt ∈ [1, 2)` stands for every exponent pair; the
+/// divisors are also tried at 2^−20 and 2^19 (the reciprocal's range).
+#[test]
+fn quotient_equals_division_for_every_f32_mantissa_of_a_few_divisors() {
+    // Found by scanning all 2^23 mantissas for max |1/dt − RN(1/dt)| / ulp (0.49999997).
+    let hardest = f32::from_bits(0x3f80_0000 | 0x7c_3237);
+    let divisors = [1.0f32, 3.0, 1.1, hardest, hardest * 2f32.powi(-20), hardest * 2f32.powi(19)];
+    let mut checked = 0u64;
+    for dt in divisors {
+        let r = reciprocal(dt);
+        assert!(r.is_finite(), "{dt:e} is inside the reciprocal's range");
+        for m in (0u32..1 << 23).step_by(if dt == 1.0 || dt == 3.0 { 7 } else { 1 }) {
+            let a = f32::from_bits(0x3f80_0000 | m);
+            let (got, want) = (quotient(a, dt, r), a / dt);
+            assert_eq!(got.to_bits(), want.to_bits(), "{a:e} / {dt:e}: {got:e}, want {want:e}");
+            checked += 1;
+        }
+    }
+    assert!(checked > 4 << 23);
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 use lockstep::reference::bridge::{BridgeSpec, Noise, Plan, Precision, bisection_order, first_then_bisection};
 use lockstep_parity::data::SplitMix64;
-use lockstep_shared::bridge::{MAX_DIMS, increment, interpolate, noise, weights};
+use lockstep_shared::bridge::{MAX_DIMS, interpolate, noise, weights};
 
 /// A random valid problem: N interior times, dimension d, order kind 0 bisection, 1 forward,
 /// 2 random permutation, 3 some random times first then bisection; Σ or C at random.
@@ -118,7 +118,7 @@ pub fn naive<T: Precision>(plan: &Plan, z: &[T], paths: usize, increments: bool)
         for g in 1..n + 2 {
             for k in 0..d {
                 out[((g - 1) * d + k) * paths + p] = if increments {
-                    increment(x[(g - 1) * d + k], x[g * d + k], T::from_f64(grid[g] - grid[g - 1]))
+                    (x[g * d + k] - x[(g - 1) * d + k]) / T::from_f64(grid[g] - grid[g - 1])
                 } else {
                     x[g * d + k]
                 };

@@ -207,12 +207,13 @@ trait SharedIo: Real {
     /// # Safety
     /// As [`SharedIo::ld`].
     unsafe fn st(addr: u32, v: Self);
-    /// The five coefficients `wl, wr, sd, dt_left, dt_right` of the [`CoefRow`] at `addr`, as
-    /// separate vector/scalar loads (those whose values are unused disappear).
+    /// The seven coefficients `wl, wr, sd, dt_left, dt_right, recip_left, recip_right` of the
+    /// [`CoefRow`] at `addr`, as separate vector/scalar loads (those whose values are unused
+    /// disappear).
     ///
     /// # Safety
     /// `addr` is the 16-byte aligned shared address of a whole row.
-    unsafe fn ld_coefs(addr: u32) -> [Self; 5];
+    unsafe fn ld_coefs(addr: u32) -> [Self; 7];
 }
 
 impl SharedIo for f32 {
@@ -232,10 +233,10 @@ impl SharedIo for f32 {
         unsafe { st_shared_f32(addr, v) }
     }
     #[inline(always)]
-    unsafe fn ld_coefs(addr: u32) -> [f32; 5] {
+    unsafe fn ld_coefs(addr: u32) -> [f32; 7] {
         // SAFETY: a row is 32 bytes, 16-byte aligned (caller's contract).
-        let ([a, b, c, d], e) = unsafe { (ld_shared_v4_f32(addr), ld_shared_f32(addr + 16)) };
-        [a, b, c, d, e]
+        let ([a, b, c, d], [e, f, g, _]) = unsafe { (ld_shared_v4_f32(addr), ld_shared_v4_f32(addr + 16)) };
+        [a, b, c, d, e, f, g]
     }
 }
 
@@ -256,11 +257,12 @@ impl SharedIo for f64 {
         unsafe { st_shared_f64(addr, v) }
     }
     #[inline(always)]
-    unsafe fn ld_coefs(addr: u32) -> [f64; 5] {
+    unsafe fn ld_coefs(addr: u32) -> [f64; 7] {
         // SAFETY: a row is 64 bytes, 16-byte aligned (caller's contract).
-        let ([a, b], [c, d], e) =
-            unsafe { (ld_shared_v2_f64(addr), ld_shared_v2_f64(addr + 16), ld_shared_f64(addr + 32)) };
-        [a, b, c, d, e]
+        let ([a, b], [c, d], [e, f], g) = unsafe {
+            (ld_shared_v2_f64(addr), ld_shared_v2_f64(addr + 16), ld_shared_v2_f64(addr + 32), ld_shared_f64(addr + 48))
+        };
+        [a, b, c, d, e, f, g]
     }
 }
 
@@ -307,6 +309,7 @@ impl Div for F32x2 {
 
 impl Real for F32x2 {
     const ZERO: F32x2 = F32x2(0.0, 0.0);
+    const NAN: F32x2 = F32x2(f32::NAN, f32::NAN);
     #[inline(always)]
     fn from_f64(x: f64) -> F32x2 {
         F32x2(x as f32, x as f32)
@@ -315,6 +318,24 @@ impl Real for F32x2 {
     fn normal_from_bits(w: u32) -> F32x2 {
         let v = <f32 as Real>::normal_from_bits(w);
         F32x2(v, v)
+    }
+    #[inline(always)]
+    fn fma(self, b: F32x2, c: F32x2) -> F32x2 {
+        F32x2(self.0.fma(b.0, c.0), self.1.fma(b.1, c.1))
+    }
+    #[inline(always)]
+    fn neg(self) -> F32x2 {
+        F32x2(-self.0, -self.1)
+    }
+    /// Both lanes in range: then `quotient` takes its fast path in both lanes (each lane's
+    /// operations are the scalar ones), otherwise `/` in both lanes (the same bits either way).
+    #[inline(always)]
+    fn quotient_in_range(self) -> bool {
+        self.0.quotient_in_range() & self.1.quotient_in_range()
+    }
+    #[inline(always)]
+    fn divisor_in_range(self) -> bool {
+        self.0.divisor_in_range() & self.1.divisor_in_range()
     }
 }
 
@@ -336,7 +357,7 @@ impl SharedIo for F32x2 {
         unsafe { st_shared_v2_f32(addr, [v.0, v.1]) }
     }
     #[inline(always)]
-    unsafe fn ld_coefs(addr: u32) -> [F32x2; 5] {
+    unsafe fn ld_coefs(addr: u32) -> [F32x2; 7] {
         // SAFETY: an f32 row (caller's contract); both lanes use the same strategy.
         unsafe { <f32 as SharedIo>::ld_coefs(addr) }.map(F32x2::splat)
     }
@@ -361,11 +382,44 @@ impl SharedSteps {
         let i = self.idx + s as u32 * core::mem::size_of::<IndexRow>() as u32;
         // SAFETY: row s exists (contract); rows are 16-byte aligned (`CoefRow`, `IndexRow`).
         unsafe {
-            let [wl, wr, sd, dt_left, dt_right] = T::ld_coefs(c);
+            let [wl, wr, sd, dt_left, dt_right, recip_left, recip_right] = T::ld_coefs(c);
             let [left, right, store, z] = ld_shared_v4_u32(i);
             let (out, flags) = (ld_shared_u32(i + 16), ld_shared_u32(i + 20));
-            Step { wl, wr, sd, dt_left, dt_right, left, right, store, z, out, flags }
+            Step { wl, wr, sd, dt_left, dt_right, recip_left, recip_right, left, right, store, z, out, flags }
         }
+    }
+}
+
+/// Calls `f(0), f(1), …, f(P − 1)`, written out (`P ≤ 8`): with the increments' quotient (fast
+/// path and `/` fallback) in the step body, LLVM stops unrolling a `while j < P` loop over the
+/// steps of a prefetch group, and then `pick(&cur, j)` becomes a chain of selects on a 64-bit loop
+/// counter. With constant `j` every pick is a register.
+#[inline(always)]
+fn unrolled<const P: usize>(mut f: impl FnMut(usize)) {
+    const { assert!(P <= 8) };
+    if P > 0 {
+        f(0);
+    }
+    if P > 1 {
+        f(1);
+    }
+    if P > 2 {
+        f(2);
+    }
+    if P > 3 {
+        f(3);
+    }
+    if P > 4 {
+        f(4);
+    }
+    if P > 5 {
+        f(5);
+    }
+    if P > 6 {
+        f(6);
+    }
+    if P > 7 {
+        f(7);
     }
 }
 
@@ -404,10 +458,10 @@ fn step_d1<T: SharedIo>(
         sink.put(st.out, x);
     } else {
         if st.flags & EMIT_LEFT != 0 {
-            sink.put(st.out, increment(xl, x, st.dt_left));
+            sink.put(st.out, increment(xl, x, st.dt_left, st.recip_left));
         }
         if st.flags & EMIT_RIGHT != 0 {
-            sink.put(st.out + 1, increment(x, xr, st.dt_right));
+            sink.put(st.out + 1, increment(x, xr, st.dt_right, st.recip_right));
         }
     }
 }
@@ -451,12 +505,10 @@ unsafe fn run_d1<T: SharedIo, const P: usize>(
             if s + P < full {
                 next = prefetch_d1::<T, P>(&table, z, s + P);
             }
-            let mut j = 0;
-            while j < P {
+            unrolled::<P>(|j| {
                 // SAFETY: s + j < full ≤ steps.
                 step_d1(unsafe { table.step(s + j) }, pick(&cur, j), &chol, increments, slot, sink);
-                j += 1;
-            }
+            });
             s += P;
         }
     }
@@ -522,10 +574,10 @@ fn step_small<T: SharedIo, const D: usize>(
             sink.put(row, x);
         } else {
             if st.flags & EMIT_LEFT != 0 {
-                sink.put(row, increment(xl, x, st.dt_left));
+                sink.put(row, increment(xl, x, st.dt_left, st.recip_left));
             }
             if st.flags & EMIT_RIGHT != 0 {
-                sink.put(row + d, increment(x, xr, st.dt_right));
+                sink.put(row + d, increment(x, xr, st.dt_right, st.recip_right));
             }
         }
     };
@@ -586,12 +638,10 @@ unsafe fn run_small<T: SharedIo, const D: usize, const P: usize>(
             if s + P < full {
                 next = prefetch::<T, D, P>(&table, z, s + P);
             }
-            let mut j = 0;
-            while j < P {
+            unrolled::<P>(|j| {
                 // SAFETY: s + j < full ≤ steps.
                 step_small::<T, D>(unsafe { table.step(s + j) }, pick(&cur, j), &chol, increments, slot, sink);
-                j += 1;
-            }
+            });
             s += P;
         }
     }
@@ -698,31 +748,19 @@ unsafe fn buffer_small<T: SharedIo, const D: usize, const P: usize>(
     unsafe {
         let size = size as u32;
         let stack = shared_addr(dynamic) + thread_idx_x() * size;
+        // Paths and increments as separate instances (`increments` a constant in each, so the
+        // per-step output branch disappears and each loop is scheduled on its own).
         if D == 1 {
             // The measured d = 1 generator (bench/results/bridge-predictions.md, run P1).
-            run_d1::<T, P>(
-                table,
-                steps as usize,
-                c[0],
-                x0[0],
-                increments != 0,
-                &mut src,
-                stack,
-                block * size,
-                &mut sink,
-            )
+            if increments != 0 {
+                run_d1::<T, P>(table, steps as usize, c[0], x0[0], true, &mut src, stack, block * size, &mut sink)
+            } else {
+                run_d1::<T, P>(table, steps as usize, c[0], x0[0], false, &mut src, stack, block * size, &mut sink)
+            }
+        } else if increments != 0 {
+            run_small::<T, D, P>(table, steps as usize, c, x0, true, &mut src, stack, block * size, &mut sink)
         } else {
-            run_small::<T, D, P>(
-                table,
-                steps as usize,
-                c,
-                x0,
-                increments != 0,
-                &mut src,
-                stack,
-                block * size,
-                &mut sink,
-            )
+            run_small::<T, D, P>(table, steps as usize, c, x0, false, &mut src, stack, block * size, &mut sink)
         }
     };
 }

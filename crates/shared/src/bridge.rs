@@ -97,8 +97,9 @@ pub const EMIT_LEFT: u32 = 1;
 /// Flag: the step also emits the increment between θ and r (they are adjacent in time).
 pub const EMIT_RIGHT: u32 = 2;
 
-/// Coefficients per step in the flat table: `wl, wr, sd, θ−ℓ, r−θ` and 3 zeros of padding
-/// (a step's row is 16-byte aligned, so the GPU reads it with vector loads).
+/// Coefficients per step in the flat table: `wl, wr, sd, θ−ℓ, r−θ`, the reciprocals
+/// [`reciprocal`]`(θ−ℓ)`, [`reciprocal`]`(r−θ)` (for [`increment`]) and one zero of padding (a
+/// step's row is 16-byte aligned, so the GPU reads it with vector loads).
 pub const COEFS: usize = 8;
 /// Indices per step in the flat table: `left, right, store, z, out, flags` and 2 zeros.
 pub const INDICES: usize = 8;
@@ -113,10 +114,56 @@ pub trait Real:
     fn from_f64(x: f64) -> Self;
     /// The standard normal of a 32-bit generator word in this precision (see [`normal`]).
     fn normal_from_bits(w: u32) -> Self;
+    /// `self·b + c` with one rounding (`fma.rn` on the GPU, `fma` on the CPU: correctly rounded on
+    /// both, so the same bits).
+    fn fma(self, b: Self, c: Self) -> Self;
+    /// `−self` (exact).
+    fn neg(self) -> Self;
+    /// Whether `|self|` lies in `[2^−QUOTIENT_EXP, 2^QUOTIENT_EXP]` (false for 0, ∞ and NaN):
+    /// the range of the first quotient approximation inside which [`quotient`] is exact.
+    fn quotient_in_range(self) -> bool;
+    /// Whether `dt` lies in `[2^−DIVISOR_EXP, 2^DIVISOR_EXP]`: the divisors [`reciprocal`] gives a
+    /// reciprocal for.
+    fn divisor_in_range(self) -> bool;
+    /// A quiet NaN.
+    const NAN: Self;
+}
+
+/// f32: divisors in `[2^−20, 2^20]` and first quotients in `[2^−60, 2^60]` keep every
+/// intermediate of [`quotient`] normal (see there).
+const F32_DIVISOR_EXP: u32 = 20;
+/// See [`F32_DIVISOR_EXP`].
+const F32_QUOTIENT_EXP: u32 = 60;
+/// f64: divisors in `[2^−256, 2^256]`, first quotients in `[2^−512, 2^512]`.
+const F64_DIVISOR_EXP: u32 = 256;
+/// See [`F64_DIVISOR_EXP`].
+const F64_QUOTIENT_EXP: u32 = 512;
+
+/// Whether the magnitude of the f32 with bits `bits` lies in `[2^−e, 2^e]` (an integer compare on
+/// the biased exponent field and mantissa: one subtraction and one unsigned compare; NaN and ∞
+/// fall outside).
+#[inline(always)]
+const fn f32_in(bits: u32, e: u32) -> bool {
+    let mag = bits & 0x7fff_ffff;
+    let lo = (127 - e) << 23;
+    let hi = (127 + e) << 23;
+    mag.wrapping_sub(lo) <= hi - lo
+}
+
+/// As [`f32_in`] for the high word of an f64 (its sign, exponent and top 20 mantissa bits): the
+/// bound `2^e` has a zero low word, so `hi ≤ bound` on the high word alone admits values up to
+/// `2^e·(1 + 2^−20)`, still far inside the range the proof needs.
+#[inline(always)]
+const fn f64_in(bits: u64, e: u32) -> bool {
+    let mag = (bits >> 32) as u32 & 0x7fff_ffff;
+    let lo = (1023 - e) << 20;
+    let hi = (1023 + e) << 20;
+    mag.wrapping_sub(lo) <= hi - lo
 }
 
 impl Real for f32 {
     const ZERO: f32 = 0.0;
+    const NAN: f32 = f32::NAN;
     #[inline(always)]
     fn from_f64(x: f64) -> f32 {
         x as f32
@@ -125,10 +172,27 @@ impl Real for f32 {
     fn normal_from_bits(w: u32) -> f32 {
         normal::normal_f32_from_bits(w)
     }
+    #[inline(always)]
+    fn fma(self, b: f32, c: f32) -> f32 {
+        core::f32::math::mul_add(self, b, c)
+    }
+    #[inline(always)]
+    fn neg(self) -> f32 {
+        -self
+    }
+    #[inline(always)]
+    fn quotient_in_range(self) -> bool {
+        f32_in(self.to_bits(), F32_QUOTIENT_EXP)
+    }
+    #[inline(always)]
+    fn divisor_in_range(self) -> bool {
+        f32_in(self.to_bits(), F32_DIVISOR_EXP)
+    }
 }
 
 impl Real for f64 {
     const ZERO: f64 = 0.0;
+    const NAN: f64 = f64::NAN;
     #[inline(always)]
     fn from_f64(x: f64) -> f64 {
         x
@@ -136,6 +200,22 @@ impl Real for f64 {
     #[inline(always)]
     fn normal_from_bits(w: u32) -> f64 {
         normal::normal_from_bits(w)
+    }
+    #[inline(always)]
+    fn fma(self, b: f64, c: f64) -> f64 {
+        core::f64::math::mul_add(self, b, c)
+    }
+    #[inline(always)]
+    fn neg(self) -> f64 {
+        -self
+    }
+    #[inline(always)]
+    fn quotient_in_range(self) -> bool {
+        f64_in(self.to_bits(), F64_QUOTIENT_EXP)
+    }
+    #[inline(always)]
+    fn divisor_in_range(self) -> bool {
+        f64_in(self.to_bits(), F64_DIVISOR_EXP)
     }
 }
 
@@ -156,10 +236,56 @@ pub fn interpolate<T: Real>(wl: T, xl: T, wr: T, xr: T, sd: T, noise: T) -> T {
     wl * xl + wr * xr + sd * noise
 }
 
-/// A scaled increment `(b − a) / dt`.
+/// A scaled increment `(b − a) / dt`, correctly rounded (bit for bit `(b − a) / dt`), with
+/// `r = reciprocal(dt)` from the step table: see [`quotient`].
 #[inline(always)]
-pub fn increment<T: Real>(a: T, b: T, dt: T) -> T {
-    (b - a) / dt
+pub fn increment<T: Real>(a: T, b: T, dt: T, r: T) -> T {
+    quotient(b - a, dt, r)
+}
+
+/// The reciprocal the step table stores next to a divisor `dt` for [`quotient`]: `RN(1/dt)` in
+/// the working precision when `dt` lies in `[2^−E, 2^E]` (E = 20 in f32, 256 in f64), otherwise
+/// NaN (then every quotient by `dt` takes the `/` fallback).
+pub fn reciprocal<T: Real>(dt: T) -> T {
+    if dt.divisor_in_range() { T::from_f64(1.0) / dt } else { T::NAN }
+}
+
+/// `a / dt` rounded to nearest even, bit for bit, computed from the precomputed `r =
+/// reciprocal(dt)` with one multiplication and two fused multiply-adds instead of a division:
+///
+/// ```text
+/// q = RN(a·r),  e = RN(a − q·dt) (fma, exact here),  q' = RN(q + e·r) (fma)  =  RN(a/dt)
+/// ```
+///
+/// This is Markstein's correction (P. Markstein, "Computation of elementary functions on the IBM
+/// RISC System/6000 processor", IBM J. Res. Dev. 34(1), 1990); that a correctly rounded
+/// reciprocal `r = RN(1/dt)` suffices for the result to be the correctly rounded quotient, in
+/// binary32 and binary64 with round-to-nearest, is stated in N. Brisebarre, J.-M. Muller, S. K.
+/// Raina, "Accelerating correctly rounded floating-point division when the divisor is known in
+/// advance", IEEE Trans. Computers 53(8), 2004 (and J.-M. Muller et al., *Handbook of
+/// Floating-Point Arithmetic*, 2nd ed., 2018, division with an FMA), for operands whose
+/// computation neither underflows nor overflows. The guard makes that hold: `dt ∈ [2^−B, 2^B]`
+/// (else `r` is NaN, from [`reciprocal`]) and `|q| ∈ [2^−C, 2^C]` (which also rejects `a = ±0`,
+/// ∞ and NaN) with B + C ≤ 80 in f32 (20 + 60) and ≤ 917 in f64 (256 + 512): then `r` and `q`
+/// are normal, `a − q·dt` is a multiple of `2^(e_dt + e_q − 2p + 2) ≥ 2^−126` (resp.
+/// `2^−1022`), so the fma rounds it as in unbounded exponent range, and `q'` is normal. Outside
+/// the guard the function returns `a / dt`. Tests in tests/bridge_reference.rs check equality
+/// with `/` for every f32 mantissa of `a` against a few divisors (including those whose
+/// reciprocal lies closest to a rounding boundary) and with random and adversarial f32/f64
+/// operands (subnormal, huge, exact quotients, the guard's edges).
+///
+/// Plain `a / dt` is `div.rn` on the GPU (a reciprocal estimate, a Newton–Raphson refinement, a
+/// range check and a slow-path call per division); this is 3 floating-point operations and an
+/// integer range check, with the same bits on both sides because the CPU runs this same function.
+#[inline(always)]
+pub fn quotient<T: Real>(a: T, dt: T, r: T) -> T {
+    let q = a * r;
+    if q.quotient_in_range() {
+        let e = q.neg().fma(dt, a);
+        e.fma(r, q)
+    } else {
+        a / dt
+    }
 }
 
 /// Element `i` of a small array through a select over constant indices, so that on the GPU the
@@ -229,6 +355,10 @@ pub struct Step<T> {
     pub dt_left: T,
     /// r − θ (divisor of the right increment).
     pub dt_right: T,
+    /// [`reciprocal`]`(dt_left)` in this precision.
+    pub recip_left: T,
+    /// [`reciprocal`]`(dt_right)` in this precision.
+    pub recip_right: T,
     /// Stack slot of X_ℓ.
     pub left: u32,
     /// Stack slot of X_r (the left slot again for X_T, whose right weight is 0).
@@ -253,6 +383,8 @@ impl<T: Real> Step<T> {
             sd: T::ZERO,
             dt_left: T::ZERO,
             dt_right: T::ZERO,
+            recip_left: T::ZERO,
+            recip_right: T::ZERO,
             left: 0,
             right: 0,
             store: 0,
@@ -273,6 +405,8 @@ impl<T: Real> Step<T> {
             sd: c[2],
             dt_left: c[3],
             dt_right: c[4],
+            recip_left: c[5],
+            recip_right: c[6],
             left: i[0],
             right: i[1],
             store: i[2],
@@ -284,7 +418,7 @@ impl<T: Real> Step<T> {
 
     /// The step's coefficients in table order (the inverse of [`Step::load`]).
     pub fn coefs(&self) -> [T; COEFS] {
-        [self.wl, self.wr, self.sd, self.dt_left, self.dt_right, T::ZERO, T::ZERO, T::ZERO]
+        [self.wl, self.wr, self.sd, self.dt_left, self.dt_right, self.recip_left, self.recip_right, T::ZERO]
     }
 
     /// The step's indices in table order.
@@ -302,12 +436,39 @@ impl<T: Real> Step<T> {
             sd: c[2],
             dt_left: c[3],
             dt_right: c[4],
+            recip_left: c[5],
+            recip_right: c[6],
             left: i[0],
             right: i[1],
             store: i[2],
             z: i[3],
             out: i[4],
             flags: i[5],
+        }
+    }
+}
+
+impl Step<f64> {
+    /// This step (its coefficients computed in f64) in precision `T`: every coefficient rounded
+    /// to `T`, then the reciprocals computed from the rounded divisors in `T` ([`reciprocal`]:
+    /// `RN(1/dt)` of the very divisor the generators divide by, not a double rounding of the
+    /// f64 reciprocal).
+    pub fn round<T: Real>(&self) -> Step<T> {
+        let (dt_left, dt_right) = (T::from_f64(self.dt_left), T::from_f64(self.dt_right));
+        Step {
+            wl: T::from_f64(self.wl),
+            wr: T::from_f64(self.wr),
+            sd: T::from_f64(self.sd),
+            dt_left,
+            dt_right,
+            recip_left: reciprocal(dt_left),
+            recip_right: reciprocal(dt_right),
+            left: self.left,
+            right: self.right,
+            store: self.store,
+            z: self.z,
+            out: self.out,
+            flags: self.flags,
         }
     }
 }
@@ -488,10 +649,10 @@ pub fn generate_path<T: Real, const D: usize, const P: usize>(
                             out.put(row, x);
                         } else {
                             if step.flags & EMIT_LEFT != 0 {
-                                out.put(row, increment(xl, x, step.dt_left));
+                                out.put(row, increment(xl, x, step.dt_left, step.recip_left));
                             }
                             if step.flags & EMIT_RIGHT != 0 {
-                                out.put(row + d as u32, increment(x, xr, step.dt_right));
+                                out.put(row + d as u32, increment(x, xr, step.dt_right, step.recip_right));
                             }
                         }
                     }
@@ -722,6 +883,8 @@ mod tests {
             sd: 0.1,
             dt_left: 1.0,
             dt_right: 2.0,
+            recip_left: 1.0,
+            recip_right: 0.5,
             left: 1,
             right: 2,
             store: 3,

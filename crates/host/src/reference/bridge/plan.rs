@@ -228,19 +228,17 @@ impl Plan {
             });
         }
         let (exec, slots) = strategy(&grid, &spec.order);
-        let tables = |conv: &dyn Fn(f64) -> f64| -> (Vec<f64>, Vec<u32>) {
-            let mut coef = Vec::with_capacity(exec.len() * sh::COEFS);
-            let mut idx = Vec::with_capacity(exec.len() * sh::INDICES);
-            for s in &exec {
-                coef.extend(s.coefs().iter().map(|&c| conv(c)));
-                idx.extend(s.indices());
-            }
-            (coef, idx)
+        // Each precision's coefficients are the f64 ones rounded to it, with the reciprocals
+        // for `increment` computed from the rounded divisors (`Step::round`).
+        let idx: Vec<u32> = exec.iter().flat_map(|s| s.indices()).collect();
+        let t64 = Tables {
+            coef: exec.iter().flat_map(|s| s.round::<f64>().coefs()).collect(),
+            idx: idx.clone(),
+            chol: chol.clone(),
+            start: spec.start.clone(),
         };
-        let (coef, idx) = tables(&|c| c);
-        let t64 = Tables { coef, idx: idx.clone(), chol: chol.clone(), start: spec.start.clone() };
         let t32 = Tables {
-            coef: t64.coef.iter().map(|&c| c as f32).collect(),
+            coef: exec.iter().flat_map(|s| s.round::<f32>().coefs()).collect(),
             idx,
             chol: chol.iter().map(|&c| c as f32).collect(),
             start: spec.start.iter().map(|&c| c as f32).collect(),
@@ -480,6 +478,8 @@ fn strategy(grid: &[f64], order: &[usize]) -> (Vec<Step<f64>>, usize) {
             sd,
             dt_left: dl,
             dt_right: dr,
+            recip_left: sh::reciprocal(dl),
+            recip_right: sh::reciprocal(dr),
             left: sl,
             right: sr,
             store,
