@@ -3,12 +3,14 @@
 //! Writes `target/bundle/`: `tests/<suite>` (the root package's release test binaries),
 //! `lockstep` (the CLI) and `run-gpu-tests.sh`, which runs every suite with
 //! `LOCKSTEP_REQUIRE_GPU=1` (a missing GPU fails), then `lockstep demo`, and exits non-zero if
-//! anything failed.
+//! anything failed. Every binary embeds the whole PTX module (3 MB of text), so the folder can
+//! pass the device tool's 64 MiB; it is also packed as `target/bundle.tar.gz` (the binaries
+//! compress well), which is what to carry: `tar xzf target/bundle.tar.gz -C target` there.
 
 use anyhow::{Context, Result, bail};
 use std::path::Path;
 
-/// The device tool carries at most 64 MiB.
+/// The device tool carries at most 64 MiB (checked on the archive).
 const LIMIT_BYTES: u64 = 64 << 20;
 
 pub fn run(root: &Path) -> Result<()> {
@@ -76,8 +78,26 @@ exit $failed
     std::process::Command::new("chmod").arg("+x").arg(&script_path).status()?;
     let size = dir_size(&bundle)?;
     println!("bundle: {} ({} suites + CLI, {:.1} MiB)", bundle.display(), names.len(), size as f64 / (1 << 20) as f64);
-    if size > LIMIT_BYTES {
-        bail!("the bundle is {size} bytes, over the {LIMIT_BYTES}-byte limit");
+    let archive = root.join("target/bundle.tar.gz");
+    let status = std::process::Command::new("tar")
+        .arg("-czf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(root.join("target"))
+        .arg("bundle")
+        .status()
+        .context("running tar")?;
+    if !status.success() {
+        bail!("packing {} failed", archive.display());
+    }
+    let packed = std::fs::metadata(&archive)?.len();
+    println!(
+        "archive: {} ({:.1} MiB; unpack with `tar xzf target/bundle.tar.gz -C target`)",
+        archive.display(),
+        packed as f64 / (1 << 20) as f64
+    );
+    if packed > LIMIT_BYTES {
+        bail!("the archive is {packed} bytes, over the {LIMIT_BYTES}-byte limit");
     }
     Ok(())
 }
