@@ -89,6 +89,19 @@ proptest! {
         both(&bridge, &plan, Source::Buffer(&z64), paths, inc, true)?;
     }
 
+    /// Four f32 paths per thread (`F32x4`) at d = 1 when the path count is a multiple of 4,
+    /// pairs when it is 2 mod 4, one path per thread when odd (`buffer_lanes`): every residue
+    /// mod 4 around multiples of the block size, every order kind, points and increments.
+    #[test]
+    fn bridge_quads_gpu_equals_cpu(seed: u64, n in 1usize..128, kind in 0u8..4, quarter in 0usize..1000, rem in 0usize..4, inc: bool, block in blocks()) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let bridge = Bridge::with_block_size(gpu, block)?;
+        let plan = Plan::new(&random_spec(seed, n, 1, kind))?;
+        let paths = 4 * quarter + rem;
+        let z32 = normals::<f32>(plan.rows() * paths, seed);
+        both(&bridge, &plan, Source::Buffer(&z32), paths, inc, true)?;
+    }
+
     #[test]
     fn bridge_philox_gpu_equals_cpu(seed: u64, n in 1usize..80, d in 1usize..=4, kind in 0u8..4, paths in 0usize..3000, inc: bool, fused: bool, block in blocks()) {
         let Some(gpu) = gpu()? else { return Ok(()) };
@@ -181,6 +194,52 @@ fn bridge_paper_shape_gpu_equals_cpu() -> Result<(), TestCaseError> {
         for inc in [false, true] {
             both::<f32>(&bridge, &plan, Source::Buffer(&z32), paths, inc, true)?;
             both::<f64>(&bridge, &plan, Source::Buffer(&z64), paths, inc, true)?;
+        }
+    }
+    Ok(())
+}
+
+/// The d = 1 buffer kernel's lane widths (`buffer_lanes`: 4 when the path count is a multiple
+/// of 4 and the 16-byte stack fits, 2 when even, 1 when odd), each shape checked to take the
+/// intended width on the CPU, then GPU = CPU at several block sizes, points and increments.
+#[test]
+fn bridge_quads_widths_gpu_equal_cpu() -> Result<(), TestCaseError> {
+    use lockstep_shared::bridge::buffer_lanes;
+    let bisection = Plan::new(&lockstep::reference::bridge::BridgeSpec::standard(64))?;
+    let wide = Plan::new(&random_spec(21, 100, 1, 0))?;
+    // A random order whose stack fits shared memory at block 256 with 8-byte elements but not
+    // with 16-byte ones (9 to 16 slots): pairs although the path count is a multiple of 4.
+    let deep = (0..200u64)
+        .map(|seed| Plan::new(&random_spec(seed, 90, 1, 2)))
+        .find(|p| p.as_ref().is_err() || p.as_ref().is_ok_and(|p| (9..=16).contains(&p.stack_slots())))
+        .ok_or_else(|| TestCaseError::fail("no random order with 9 to 16 slots"))??;
+    // (plan, block, paths, expected f32 lanes)
+    let cases = [
+        (&bisection, 128, 40_000, 4),
+        (&bisection, 128, 40_002, 2),
+        (&bisection, 128, 40_001, 1),
+        (&bisection, 128, 40_003, 1),
+        (&bisection, 32, 4_004, 4),
+        (&bisection, 96, 4_004, 4),
+        (&bisection, 256, 4_004, 4),
+        (&bisection, 256, 4_006, 2),
+        (&wide, 128, 10_000, 4),
+        (&wide, 256, 10_000, 4),
+        (&wide, 96, 10_002, 2),
+        (&deep, 256, 10_000, 2),
+        (&deep, 128, 10_000, 4),
+    ];
+    for (k, &(plan, block, paths, lanes)) in cases.iter().enumerate() {
+        let got = buffer_lanes(plan.steps(), 1, plan.stack_slots(), block as usize, paths, 4);
+        assert_eq!(got, lanes, "case {k}: f32 lanes");
+        assert_eq!(buffer_lanes(plan.steps(), 1, plan.stack_slots(), block as usize, paths, 8), 1, "case {k}: f64");
+    }
+    let Some(gpu) = gpu()? else { return Ok(()) };
+    for &(plan, block, paths, _) in &cases {
+        let bridge = Bridge::with_block_size(gpu, block)?;
+        let z = normals::<f32>(plan.rows() * paths, paths as u64);
+        for inc in [false, true] {
+            both::<f32>(&bridge, plan, Source::Buffer(&z), paths, inc, true)?;
         }
     }
     Ok(())

@@ -16,7 +16,7 @@
 //! 32-bit, `C` sits in registers, and the normals of the next steps are loaded while the current
 //! ones are computed ([`run_d1`] at d = 1 in `bridge_f32/f64`, [`run_small`] at d = 2..=4 in
 //! `bridge_dims_f32/f64`). In f32 with an even path count each thread takes two paths
-//! ([`F32x2`], `lockstep_shared::bridge::buffer_lanes`). Same arithmetic as `generate_path`
+//! ([`F32x2`]), at d = 1 with a multiple of 4 four ([`F32x4`]; `lockstep_shared::bridge::buffer_lanes`). Same arithmetic as `generate_path`
 //! (bit-identical; measurements in bench/results/bridge-predictions.md).
 //!
 //! The fused kernels size their dynamic shared memory per launch too
@@ -101,6 +101,10 @@ const PIPELINE_F32: usize = 8;
 const PIPELINE_F64: usize = 8;
 /// As [`PIPELINE_F32`] for two f32 paths per thread ([`F32x2`]).
 const PIPELINE_PAIRS: usize = 8;
+/// As [`PIPELINE_F32`] for four f32 paths per thread ([`F32x4`]): 4 steps of 16 bytes, the
+/// bytes in flight per thread of [`PIPELINE_PAIRS`] (80 registers on sm_90 for 1 to 4; 6 with
+/// 96 registers measured 1.5% slower on paths and 5% on increments, run Q1).
+const PIPELINE_QUADS: usize = 4;
 /// Steps per prefetch group of the specialised buffer path at d = 2 (8 normals per group).
 const PIPELINE_D2: usize = 4;
 /// As [`PIPELINE_D2`] at d = 3 (12 normals per group; 3 measured 0.2 to 3 points slower, run P2).
@@ -360,6 +364,108 @@ impl SharedIo for F32x2 {
     unsafe fn ld_coefs(addr: u32) -> [F32x2; 7] {
         // SAFETY: an f32 row (caller's contract); both lanes use the same strategy.
         unsafe { <f32 as SharedIo>::ld_coefs(addr) }.map(F32x2::splat)
+    }
+}
+
+/// Four f32 lanes, paths `4q..4q + 4` of one thread of the d = 1 buffer kernel when the path
+/// count is a multiple of 4 (`lockstep_shared::bridge::buffer_lanes`): one 16-byte
+/// `ld.global.v4.f32` / `st.global.v4.f32` per row (512 bytes per warp request) and 16-byte
+/// stack elements in shared memory. As [`F32x2`], every operation is the scalar f32 operation in
+/// each lane, so each lane's bits are those of the one-path-per-thread kernel and of the CPU
+/// reference.
+#[repr(C, align(16))]
+#[derive(Clone, Copy, PartialEq)]
+struct F32x4(f32, f32, f32, f32);
+
+impl Add for F32x4 {
+    type Output = F32x4;
+    #[inline(always)]
+    fn add(self, o: F32x4) -> F32x4 {
+        F32x4(self.0 + o.0, self.1 + o.1, self.2 + o.2, self.3 + o.3)
+    }
+}
+
+impl Sub for F32x4 {
+    type Output = F32x4;
+    #[inline(always)]
+    fn sub(self, o: F32x4) -> F32x4 {
+        F32x4(self.0 - o.0, self.1 - o.1, self.2 - o.2, self.3 - o.3)
+    }
+}
+
+impl Mul for F32x4 {
+    type Output = F32x4;
+    #[inline(always)]
+    fn mul(self, o: F32x4) -> F32x4 {
+        F32x4(self.0 * o.0, self.1 * o.1, self.2 * o.2, self.3 * o.3)
+    }
+}
+
+impl Div for F32x4 {
+    type Output = F32x4;
+    #[inline(always)]
+    fn div(self, o: F32x4) -> F32x4 {
+        F32x4(self.0 / o.0, self.1 / o.1, self.2 / o.2, self.3 / o.3)
+    }
+}
+
+impl Real for F32x4 {
+    const ZERO: F32x4 = F32x4(0.0, 0.0, 0.0, 0.0);
+    const NAN: F32x4 = F32x4(f32::NAN, f32::NAN, f32::NAN, f32::NAN);
+    #[inline(always)]
+    fn from_f64(x: f64) -> F32x4 {
+        let v = x as f32;
+        F32x4(v, v, v, v)
+    }
+    #[inline(always)]
+    fn normal_from_bits(w: u32) -> F32x4 {
+        let v = <f32 as Real>::normal_from_bits(w);
+        F32x4(v, v, v, v)
+    }
+    #[inline(always)]
+    fn fma(self, b: F32x4, c: F32x4) -> F32x4 {
+        F32x4(self.0.fma(b.0, c.0), self.1.fma(b.1, c.1), self.2.fma(b.2, c.2), self.3.fma(b.3, c.3))
+    }
+    #[inline(always)]
+    fn neg(self) -> F32x4 {
+        F32x4(-self.0, -self.1, -self.2, -self.3)
+    }
+    /// All lanes in range: then `quotient` takes its fast path in every lane (each lane's
+    /// operations are the scalar ones), otherwise `/` in every lane (the same bits either way).
+    #[inline(always)]
+    fn quotient_in_range(self) -> bool {
+        self.0.quotient_in_range()
+            & self.1.quotient_in_range()
+            & self.2.quotient_in_range()
+            & self.3.quotient_in_range()
+    }
+    #[inline(always)]
+    fn divisor_in_range(self) -> bool {
+        self.0.divisor_in_range() & self.1.divisor_in_range() & self.2.divisor_in_range() & self.3.divisor_in_range()
+    }
+}
+
+impl SharedIo for F32x4 {
+    type Coef = f32;
+    #[inline(always)]
+    fn splat(c: f32) -> F32x4 {
+        F32x4(c, c, c, c)
+    }
+    #[inline(always)]
+    unsafe fn ld(addr: u32) -> F32x4 {
+        // SAFETY: the caller's contract (16-byte aligned: the stack's elements are 16 bytes).
+        let [a, b, c, d] = unsafe { ld_shared_v4_f32(addr) };
+        F32x4(a, b, c, d)
+    }
+    #[inline(always)]
+    unsafe fn st(addr: u32, v: F32x4) {
+        // SAFETY: as `ld`.
+        unsafe { st_shared_v4_f32(addr, [v.0, v.1, v.2, v.3]) }
+    }
+    #[inline(always)]
+    unsafe fn ld_coefs(addr: u32) -> [F32x4; 7] {
+        // SAFETY: an f32 row (caller's contract); all four lanes use the same strategy.
+        unsafe { <f32 as SharedIo>::ld_coefs(addr) }.map(F32x4::splat)
     }
 }
 
@@ -688,7 +794,7 @@ unsafe fn stage_table<T: Real>(coef: *const T, idx: *const u32, steps: usize, tc
 }
 
 /// The buffer kernel's specialised path (`buffer_fast`) for `d = D` and lane type `T` (f32,
-/// f64, or [`F32x2`]: two paths per thread): stages the strategy after the stack in the dynamic
+/// f64, [`F32x2`]: two paths per thread, or [`F32x4`]: four): stages the strategy after the stack in the dynamic
 /// shared array, loads `C` and `x` into registers, then [`run_small`] for element `index_1d()`
 /// of each `[row][lanes]` row (`lanes` elements of `T` per row, 32-bit indices).
 ///
@@ -1151,7 +1257,31 @@ macro_rules! bridge_kernels {
             // d = 2..=FAST_DIMS on the specialised path run in `bridge_dims_*` (the launcher
             // decides with `buffer_fast` too), so their registers do not weigh on this kernel.
             let fast = dims == 1 && buffer_fast(steps as usize, 1, slots as usize, b, n);
-            if $pairs && fast && buffer_lanes(steps as usize, 1, slots as usize, b, n, 4) == 2 {
+            let lanes = if $pairs && fast { buffer_lanes(steps as usize, 1, slots as usize, b, n, 4) } else { 1 };
+            if lanes == 4 {
+                // f32, d = 1, path count a multiple of 4: thread q takes paths 4q..4q + 4 as one
+                // `F32x4` (every row's quad is 16-byte aligned); the launcher's grid has paths / 4
+                // threads (`buffer_lanes`). Uniform over the block (barrier in `stage_table`).
+                // SAFETY: the kernel's contract with `$t` = f32 (`$pairs`), so the tables and
+                // `C`, `x` are f32 and z/out hold paths / 4 quads per row.
+                unsafe {
+                    buffer_small::<F32x4, 1, PIPELINE_QUADS>(
+                        dynamic,
+                        coef as *const f32,
+                        idx,
+                        steps,
+                        slots,
+                        chol as *const f32,
+                        start as *const f32,
+                        increments,
+                        z as *const F32x4,
+                        out as *mut F32x4,
+                        paths / 4,
+                    )
+                };
+                return;
+            }
+            if lanes == 2 {
                 // f32, d = 1, even path count: thread q takes paths 2q and 2q + 1 as one `F32x2`
                 // (every row's pair is 8-byte aligned); the launcher's grid has paths / 2
                 // threads (`buffer_lanes`). Uniform over the block (barrier in `stage_table`).

@@ -62,13 +62,21 @@ pub fn buffer_fast(steps: usize, dims: usize, slots: usize, block: usize, paths:
         && (steps as u64).saturating_mul(dims as u64).saturating_mul(paths as u64) <= 1u64 << 32
 }
 
-/// Paths each thread of the buffer kernels handles: 2 on the f32 specialised path
-/// ([`buffer_fast`], `elem` = 4 bytes) when `paths` is even, so every row's pair of paths
-/// `2q, 2q + 1` is 8-byte aligned and one thread reads and writes it as one `ld/st.global.v2.f32`
-/// (each lane computes exactly the scalar f32 operations); 1 otherwise. The kernel and its
-/// launcher (grid of `paths / lanes` threads) both decide with this function.
+/// Paths each thread of the buffer kernels handles: on the f32 specialised path
+/// ([`buffer_fast`], `elem` = 4 bytes) 4 at d = 1 when `paths` is a multiple of 4 and the stack
+/// of 16-byte elements stays within `SHARED_STACK / 2` 16-byte elements (32 KiB, as f64's), so
+/// every row's paths `4q..4q + 4` are 16-byte aligned and one thread reads and writes them as one
+/// `ld/st.global.v4.f32`; else 2 when `paths` is even (`ld/st.global.v2.f32`, any d ≤ 4); 1
+/// otherwise. Each lane computes exactly the scalar f32 operations. The kernel and its launcher
+/// (grid of `paths / lanes` threads) both decide with this function.
 pub fn buffer_lanes(steps: usize, dims: usize, slots: usize, block: usize, paths: usize, elem: usize) -> usize {
-    if elem == 4 && paths.is_multiple_of(2) && buffer_fast(steps, dims, slots, block, paths) { 2 } else { 1 }
+    if elem != 4 || !paths.is_multiple_of(2) || !buffer_fast(steps, dims, slots, block, paths) {
+        1
+    } else if dims == 1 && paths.is_multiple_of(4) && stack_fits_shared(slots, 2, block) {
+        4
+    } else {
+        2
+    }
 }
 
 /// Bytes of the buffer kernels' shared stack (dynamic shared memory, sized per launch):
@@ -81,7 +89,7 @@ pub fn buffer_stack_bytes(slots: usize, dims: usize, block: usize, elem: usize) 
 /// Bytes of dynamic shared memory a launch of the buffer kernels needs: the stack
 /// ([`buffer_stack_bytes`]), then on the specialised path ([`buffer_fast`]) the strategy's
 /// `steps` coefficient rows (`COEFS·elem` bytes each) followed by its index rows (`INDICES·4`).
-/// With two paths per thread ([`buffer_lanes`]) a stack element holds both (`2·elem` bytes).
+/// With several paths per thread ([`buffer_lanes`]) a stack element holds all (`lanes·elem` bytes).
 /// At most 32 KiB + 12 KiB (f64), under the 48 KiB a launch may use without opting in.
 pub fn buffer_shared_bytes(steps: usize, dims: usize, slots: usize, block: usize, paths: usize, elem: usize) -> usize {
     let lanes = buffer_lanes(steps, dims, slots, block, paths, elem);
@@ -806,12 +814,20 @@ mod tests {
 
     #[test]
     fn buffer_shared_bytes_hold_the_stack_and_table_within_the_default_limit() {
-        // Paper problem in f32 at 128 threads: the path count is even, so each thread takes
-        // two paths and a stack element holds both (7 slots × 128 × 8 B), then 64 rows of 32 B
-        // coefficients and 32 B indices.
+        // Paper problem in f32 at 128 threads: the path count is a multiple of 4, so each
+        // thread takes four paths and a stack element holds them (7 slots × 128 × 16 B), then 64
+        // rows of 32 B coefficients and 32 B indices.
         assert!(buffer_fast(64, 1, 7, 128, 1_439_744));
-        assert_eq!(buffer_lanes(64, 1, 7, 128, 1_439_744, 4), 2);
-        assert_eq!(buffer_shared_bytes(64, 1, 7, 128, 1_439_744, 4), 7168 + 64 * 64);
+        assert_eq!(buffer_lanes(64, 1, 7, 128, 1_439_744, 4), 4);
+        assert_eq!(buffer_shared_bytes(64, 1, 7, 128, 1_439_744, 4), 14336 + 64 * 64);
+        // Even but not a multiple of 4: pairs, 8 B elements.
+        assert_eq!(buffer_lanes(64, 1, 7, 128, 1_439_746, 4), 2);
+        assert_eq!(buffer_shared_bytes(64, 1, 7, 128, 1_439_746, 4), 7168 + 64 * 64);
+        // Quads only while the 16-byte stack stays within 32 KiB (slots·2·block ≤ SHARED_STACK),
+        // else pairs; quads only at d = 1 (d = 2..=4 take pairs).
+        assert_eq!(buffer_lanes(64, 1, SHARED_STACK / 256, 128, 1000, 4), 4);
+        assert_eq!(buffer_lanes(64, 1, SHARED_STACK / 256 + 1, 128, 1000, 4), 2);
+        assert_eq!(buffer_lanes(64, 2, 7, 128, 1000, 4), 2);
         // An odd path count: one path per thread, 4 B elements.
         assert_eq!(buffer_lanes(64, 1, 7, 128, 1_439_745, 4), 1);
         assert_eq!(buffer_shared_bytes(64, 1, 7, 128, 1_439_745, 4), 3584 + 64 * 64);
@@ -843,6 +859,9 @@ mod tests {
         assert!(worst <= 48 * 1024, "{worst}");
         let pairs = buffer_shared_bytes(TABLE_STEPS, 1, SHARED_STACK / 32, 32, 2, 4);
         assert!(pairs <= 48 * 1024, "{pairs}");
+        let quads = buffer_shared_bytes(TABLE_STEPS, 1, SHARED_STACK / 64, 32, 4, 4);
+        assert_eq!(buffer_lanes(TABLE_STEPS, 1, SHARED_STACK / 64, 32, 4, 4), 4);
+        assert!(quads <= 48 * 1024, "{quads}");
         let d4 = buffer_shared_bytes(TABLE_STEPS, 4, SHARED_STACK / 128, 32, 2, 4);
         assert!(d4 <= 48 * 1024, "{d4}");
     }

@@ -409,7 +409,8 @@ impl<'g> Bridge<'g> {
             DeviceSource::Buffer(z) => {
                 expect_len("z", z.len(), len)?;
                 let zp = z.as_device_ptr();
-                // One or two paths per thread (f32, d = 1, even path count), as the kernel decides.
+                // One, two or four paths per thread (f32, even path count / d = 1 and a multiple of 4), as
+                // the kernel decides.
                 let lanes = lockstep_shared::bridge::buffer_lanes(
                     plan.steps as usize,
                     plan.dims as usize,
