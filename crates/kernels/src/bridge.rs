@@ -270,204 +270,158 @@ impl SharedIo for f64 {
     }
 }
 
-/// Two f32 lanes, paths `2q` and `2q + 1` of one thread of the d = 1 buffer kernel when the
-/// path count is even (`lockstep_shared::bridge::buffer_lanes`): one 8-byte `ld.global.v2.f32`
-/// / `st.global.v2.f32` per row (256 bytes per warp request, as f64). Every operation is the
-/// scalar f32 operation in each lane (no contraction: separate `mul`/`add` per lane, `div.rn`),
-/// so each lane's bits are those of the one-path-per-thread kernel and of the CPU reference.
-#[repr(C, align(8))]
-#[derive(Clone, Copy, PartialEq)]
-struct F32x2(f32, f32);
-
-impl Add for F32x2 {
-    type Output = F32x2;
-    #[inline(always)]
-    fn add(self, o: F32x2) -> F32x2 {
-        F32x2(self.0 + o.0, self.1 + o.1)
-    }
+/// `f32` in type position, for each lane index of [`f32_lanes!`].
+macro_rules! f32_lane {
+    ($i:tt) => {
+        f32
+    };
 }
 
-impl Sub for F32x2 {
-    type Output = F32x2;
-    #[inline(always)]
-    fn sub(self, o: F32x2) -> F32x2 {
-        F32x2(self.0 - o.0, self.1 - o.1)
-    }
+/// Defines a type of `f32` lanes, one path per lane, for the buffer kernels: every operation is
+/// the scalar f32 operation in each lane (no contraction: separate `mul`/`add` per lane,
+/// `div.rn`), so each lane's bits are those of the one-path-per-thread kernel and of the CPU
+/// reference. Table coefficients (`Coef = f32`) are splatted into every lane; stack elements are
+/// the whole vector (`$ld`/`$st`, one shared access).
+macro_rules! f32_lanes {
+    ($(#[$doc:meta])* $name:ident, align $align:literal, [$($i:tt: $v:ident),+], $ld:ident, $st:ident) => {
+        $(#[$doc])*
+        #[repr(C, align($align))]
+        #[derive(Clone, Copy, PartialEq)]
+        struct $name($(f32_lane!($i)),+);
+
+        impl Add for $name {
+            type Output = $name;
+            #[inline(always)]
+            fn add(self, o: $name) -> $name {
+                $name($(self.$i + o.$i),+)
+            }
+        }
+
+        impl Sub for $name {
+            type Output = $name;
+            #[inline(always)]
+            fn sub(self, o: $name) -> $name {
+                $name($(self.$i - o.$i),+)
+            }
+        }
+
+        impl Mul for $name {
+            type Output = $name;
+            #[inline(always)]
+            fn mul(self, o: $name) -> $name {
+                $name($(self.$i * o.$i),+)
+            }
+        }
+
+        impl Div for $name {
+            type Output = $name;
+            #[inline(always)]
+            fn div(self, o: $name) -> $name {
+                $name($(self.$i / o.$i),+)
+            }
+        }
+
+        impl Real for $name {
+            const ZERO: $name = $name($(f32_zero!($i)),+);
+            const NAN: $name = $name($(f32_nan!($i)),+);
+            #[inline(always)]
+            fn from_f64(x: f64) -> $name {
+                $name::splat(x as f32)
+            }
+            #[inline(always)]
+            fn normal_from_bits(w: u32) -> $name {
+                $name::splat(<f32 as Real>::normal_from_bits(w))
+            }
+            #[inline(always)]
+            fn fma(self, b: $name, c: $name) -> $name {
+                $name($(self.$i.fma(b.$i, c.$i)),+)
+            }
+            #[inline(always)]
+            fn neg(self) -> $name {
+                $name($(-self.$i),+)
+            }
+            /// Every lane in range: then `quotient` takes its fast path in every lane (each
+            /// lane's operations are the scalar ones), otherwise `/` in every lane (the same
+            /// bits either way).
+            #[inline(always)]
+            fn quotient_in_range(self) -> bool {
+                $(self.$i.quotient_in_range())&+
+            }
+            #[inline(always)]
+            fn divisor_in_range(self) -> bool {
+                $(self.$i.divisor_in_range())&+
+            }
+        }
+
+        impl SharedIo for $name {
+            type Coef = f32;
+            #[inline(always)]
+            fn splat(c: f32) -> $name {
+                $name($(f32_splat!($i, c)),+)
+            }
+            #[inline(always)]
+            unsafe fn ld(addr: u32) -> $name {
+                // SAFETY: the caller's contract (aligned: the stack's elements are this type).
+                let [$($v),+] = unsafe { $ld(addr) };
+                $name($($v),+)
+            }
+            #[inline(always)]
+            unsafe fn st(addr: u32, v: $name) {
+                // SAFETY: as `ld`.
+                unsafe { $st(addr, [$(v.$i),+]) }
+            }
+            #[inline(always)]
+            unsafe fn ld_coefs(addr: u32) -> [$name; 7] {
+                // SAFETY: an f32 row (caller's contract); every lane uses the same strategy.
+                unsafe { <f32 as SharedIo>::ld_coefs(addr) }.map($name::splat)
+            }
+        }
+    };
 }
 
-impl Mul for F32x2 {
-    type Output = F32x2;
-    #[inline(always)]
-    fn mul(self, o: F32x2) -> F32x2 {
-        F32x2(self.0 * o.0, self.1 * o.1)
-    }
+/// `0.0` for each lane index of [`f32_lanes!`].
+macro_rules! f32_zero {
+    ($i:tt) => {
+        0.0
+    };
 }
 
-impl Div for F32x2 {
-    type Output = F32x2;
-    #[inline(always)]
-    fn div(self, o: F32x2) -> F32x2 {
-        F32x2(self.0 / o.0, self.1 / o.1)
-    }
+/// `f32::NAN` for each lane index of [`f32_lanes!`].
+macro_rules! f32_nan {
+    ($i:tt) => {
+        f32::NAN
+    };
 }
 
-impl Real for F32x2 {
-    const ZERO: F32x2 = F32x2(0.0, 0.0);
-    const NAN: F32x2 = F32x2(f32::NAN, f32::NAN);
-    #[inline(always)]
-    fn from_f64(x: f64) -> F32x2 {
-        F32x2(x as f32, x as f32)
-    }
-    #[inline(always)]
-    fn normal_from_bits(w: u32) -> F32x2 {
-        let v = <f32 as Real>::normal_from_bits(w);
-        F32x2(v, v)
-    }
-    #[inline(always)]
-    fn fma(self, b: F32x2, c: F32x2) -> F32x2 {
-        F32x2(self.0.fma(b.0, c.0), self.1.fma(b.1, c.1))
-    }
-    #[inline(always)]
-    fn neg(self) -> F32x2 {
-        F32x2(-self.0, -self.1)
-    }
-    /// Both lanes in range: then `quotient` takes its fast path in both lanes (each lane's
-    /// operations are the scalar ones), otherwise `/` in both lanes (the same bits either way).
-    #[inline(always)]
-    fn quotient_in_range(self) -> bool {
-        self.0.quotient_in_range() & self.1.quotient_in_range()
-    }
-    #[inline(always)]
-    fn divisor_in_range(self) -> bool {
-        self.0.divisor_in_range() & self.1.divisor_in_range()
-    }
+/// The value `$c` for each lane index of [`f32_lanes!`].
+macro_rules! f32_splat {
+    ($i:tt, $c:ident) => {
+        $c
+    };
 }
 
-impl SharedIo for F32x2 {
-    type Coef = f32;
-    #[inline(always)]
-    fn splat(c: f32) -> F32x2 {
-        F32x2(c, c)
-    }
-    #[inline(always)]
-    unsafe fn ld(addr: u32) -> F32x2 {
-        // SAFETY: the caller's contract (8-byte aligned: the stack's elements are 8 bytes).
-        let [a, b] = unsafe { ld_shared_v2_f32(addr) };
-        F32x2(a, b)
-    }
-    #[inline(always)]
-    unsafe fn st(addr: u32, v: F32x2) {
-        // SAFETY: as `ld`.
-        unsafe { st_shared_v2_f32(addr, [v.0, v.1]) }
-    }
-    #[inline(always)]
-    unsafe fn ld_coefs(addr: u32) -> [F32x2; 7] {
-        // SAFETY: an f32 row (caller's contract); both lanes use the same strategy.
-        unsafe { <f32 as SharedIo>::ld_coefs(addr) }.map(F32x2::splat)
-    }
-}
+f32_lanes!(
+    /// Two f32 lanes, paths `2q` and `2q + 1` of one thread of the d = 1 buffer kernel when the
+    /// path count is even (`lockstep_shared::bridge::buffer_lanes`): one 8-byte
+    /// `ld.global.v2.f32` / `st.global.v2.f32` per row (256 bytes per warp request, as f64).
+    F32x2,
+    align 8,
+    [0: a, 1: b],
+    ld_shared_v2_f32,
+    st_shared_v2_f32
+);
 
-/// Four f32 lanes, paths `4q..4q + 4` of one thread of the d = 1 buffer kernel when the path
-/// count is a multiple of 4 (`lockstep_shared::bridge::buffer_lanes`): one 16-byte
-/// `ld.global.v4.f32` / `st.global.v4.f32` per row (512 bytes per warp request) and 16-byte
-/// stack elements in shared memory. As [`F32x2`], every operation is the scalar f32 operation in
-/// each lane, so each lane's bits are those of the one-path-per-thread kernel and of the CPU
-/// reference.
-#[repr(C, align(16))]
-#[derive(Clone, Copy, PartialEq)]
-struct F32x4(f32, f32, f32, f32);
-
-impl Add for F32x4 {
-    type Output = F32x4;
-    #[inline(always)]
-    fn add(self, o: F32x4) -> F32x4 {
-        F32x4(self.0 + o.0, self.1 + o.1, self.2 + o.2, self.3 + o.3)
-    }
-}
-
-impl Sub for F32x4 {
-    type Output = F32x4;
-    #[inline(always)]
-    fn sub(self, o: F32x4) -> F32x4 {
-        F32x4(self.0 - o.0, self.1 - o.1, self.2 - o.2, self.3 - o.3)
-    }
-}
-
-impl Mul for F32x4 {
-    type Output = F32x4;
-    #[inline(always)]
-    fn mul(self, o: F32x4) -> F32x4 {
-        F32x4(self.0 * o.0, self.1 * o.1, self.2 * o.2, self.3 * o.3)
-    }
-}
-
-impl Div for F32x4 {
-    type Output = F32x4;
-    #[inline(always)]
-    fn div(self, o: F32x4) -> F32x4 {
-        F32x4(self.0 / o.0, self.1 / o.1, self.2 / o.2, self.3 / o.3)
-    }
-}
-
-impl Real for F32x4 {
-    const ZERO: F32x4 = F32x4(0.0, 0.0, 0.0, 0.0);
-    const NAN: F32x4 = F32x4(f32::NAN, f32::NAN, f32::NAN, f32::NAN);
-    #[inline(always)]
-    fn from_f64(x: f64) -> F32x4 {
-        let v = x as f32;
-        F32x4(v, v, v, v)
-    }
-    #[inline(always)]
-    fn normal_from_bits(w: u32) -> F32x4 {
-        let v = <f32 as Real>::normal_from_bits(w);
-        F32x4(v, v, v, v)
-    }
-    #[inline(always)]
-    fn fma(self, b: F32x4, c: F32x4) -> F32x4 {
-        F32x4(self.0.fma(b.0, c.0), self.1.fma(b.1, c.1), self.2.fma(b.2, c.2), self.3.fma(b.3, c.3))
-    }
-    #[inline(always)]
-    fn neg(self) -> F32x4 {
-        F32x4(-self.0, -self.1, -self.2, -self.3)
-    }
-    /// All lanes in range: then `quotient` takes its fast path in every lane (each lane's
-    /// operations are the scalar ones), otherwise `/` in every lane (the same bits either way).
-    #[inline(always)]
-    fn quotient_in_range(self) -> bool {
-        self.0.quotient_in_range()
-            & self.1.quotient_in_range()
-            & self.2.quotient_in_range()
-            & self.3.quotient_in_range()
-    }
-    #[inline(always)]
-    fn divisor_in_range(self) -> bool {
-        self.0.divisor_in_range() & self.1.divisor_in_range() & self.2.divisor_in_range() & self.3.divisor_in_range()
-    }
-}
-
-impl SharedIo for F32x4 {
-    type Coef = f32;
-    #[inline(always)]
-    fn splat(c: f32) -> F32x4 {
-        F32x4(c, c, c, c)
-    }
-    #[inline(always)]
-    unsafe fn ld(addr: u32) -> F32x4 {
-        // SAFETY: the caller's contract (16-byte aligned: the stack's elements are 16 bytes).
-        let [a, b, c, d] = unsafe { ld_shared_v4_f32(addr) };
-        F32x4(a, b, c, d)
-    }
-    #[inline(always)]
-    unsafe fn st(addr: u32, v: F32x4) {
-        // SAFETY: as `ld`.
-        unsafe { st_shared_v4_f32(addr, [v.0, v.1, v.2, v.3]) }
-    }
-    #[inline(always)]
-    unsafe fn ld_coefs(addr: u32) -> [F32x4; 7] {
-        // SAFETY: an f32 row (caller's contract); all four lanes use the same strategy.
-        unsafe { <f32 as SharedIo>::ld_coefs(addr) }.map(F32x4::splat)
-    }
-}
+f32_lanes!(
+    /// Four f32 lanes, paths `4q..4q + 4` of one thread of the d = 1 buffer kernel when the path
+    /// count is a multiple of 4 (`lockstep_shared::bridge::buffer_lanes`): one 16-byte
+    /// `ld.global.v4.f32` / `st.global.v4.f32` per row (512 bytes per warp request) and 16-byte
+    /// stack elements in shared memory.
+    F32x4,
+    align 16,
+    [0: a, 1: b, 2: c, 3: d],
+    ld_shared_v4_f32,
+    st_shared_v4_f32
+);
 
 /// The strategy in the block's shared memory (written by [`stage_table`]): 32-bit shared
 /// addresses of the coefficient and index tables.
@@ -689,16 +643,7 @@ fn step_small<T: SharedIo, const D: usize>(
     };
     // Components 0..D in order, written out (D ≤ FAST_DIMS = 4): a loop over k with this body
     // is not always unrolled by LLVM, and then `C` is indexed dynamically (local memory).
-    component(0);
-    if D > 1 {
-        component(1);
-    }
-    if D > 2 {
-        component(2);
-    }
-    if D > 3 {
-        component(3);
-    }
+    unrolled::<D>(component);
 }
 
 /// The generator for `d = D ≤ FAST_DIMS` with the stack and the strategy in shared memory: the
