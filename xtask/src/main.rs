@@ -75,7 +75,7 @@ fn build_ptx(root: &Path, arch: Arch) -> Result<()> {
     // assemble PTX for an older target than the module's `.target`).
     let targets: Vec<String> = match arch.number() {
         ..=80 => vec!["sm_80".into(), "sm_90".into()],
-        ..=90 => vec!["sm_90".into()],
+        81..=90 => vec!["sm_90".into()],
         _ => vec![arch.name()],
     };
     let mut reports = Vec::new();

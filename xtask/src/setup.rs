@@ -32,10 +32,10 @@ pub fn run(root: &Path) -> Result<()> {
     if stub_lib_dir(root).is_none() && !system_libcuda() {
         fetch_libcuda(root).context("fetching libcuda1 (needed to link cust on a machine without an NVIDIA driver)")?;
     }
-    if lockstep_ptx_builder::ptxas::find(root).is_none() {
-        if let Err(e) = fetch_ptxas(root) {
-            eprintln!("warning: could not fetch ptxas ({e:#}); the census will lack registers and spills");
-        }
+    if lockstep_ptx_builder::ptxas::find(root).is_none()
+        && let Err(e) = fetch_ptxas(root)
+    {
+        eprintln!("warning: could not fetch ptxas ({e:#}); the census will lack registers and spills");
     }
     Ok(())
 }

@@ -224,7 +224,7 @@ pub mod lanes {
             assert_eq!(1.0f32.atom_add(2.0), 3.0);
             assert_eq!((f32::MIN_POSITIVE * 1.5).atom_add(-f32::MIN_POSITIVE).to_bits(), 0); // subnormal result
             assert_eq!(f32::MIN_POSITIVE.atom_add(-f32::MIN_POSITIVE / 2.0), f32::MIN_POSITIVE); // subnormal input
-            assert_eq!(tiny.to_bits64(), (tiny as f32).to_bits() as u64);
+            assert_eq!(tiny.to_bits64(), tiny.to_bits() as u64);
             let d = f64::from_bits(1);
             assert_eq!(0.0f64.atom_add(d), d); // f64 atomics keep subnormals
         }

@@ -41,7 +41,7 @@ pub fn len_u32(what: &'static str, len: usize) -> Result<u32> {
 
 /// A block size: 1..=1024 and a multiple of 32 (kernels use whole warps).
 pub fn block_size(threads: u32) -> Result<u32> {
-    if threads == 0 || threads > MAX_THREADS_PER_BLOCK || threads % 32 != 0 {
+    if threads == 0 || threads > MAX_THREADS_PER_BLOCK || !threads.is_multiple_of(32) {
         return Err(Error::InvalidInput {
             what: "block size",
             why: format!("{threads} threads per block; use a multiple of 32 from 32 to {MAX_THREADS_PER_BLOCK}"),

@@ -36,11 +36,11 @@ pub fn functions(ptx: &str) -> Vec<FunctionCensus> {
     for line in ptx.lines() {
         let t = line.trim();
         if current.is_none() {
-            if let Some((is_entry, name)) = function_header(t) {
-                if !t.ends_with(';') {
-                    current = Some(FunctionCensus { name, is_entry, ..Default::default() });
-                    in_body = false;
-                }
+            if let Some((is_entry, name)) = function_header(t)
+                && !t.ends_with(';')
+            {
+                current = Some(FunctionCensus { name, is_entry, ..Default::default() });
+                in_body = false;
             }
             continue;
         }
@@ -93,13 +93,8 @@ fn function_header(line: &str) -> Option<(bool, String)> {
     for keyword in [".visible", ".weak", ".extern"] {
         rest = rest.strip_prefix(keyword).unwrap_or(rest).trim_start();
     }
-    let (is_entry, rest) = if let Some(r) = rest.strip_prefix(".entry") {
-        (true, r)
-    } else if let Some(r) = rest.strip_prefix(".func") {
-        (false, r)
-    } else {
-        return None;
-    };
+    let (is_entry, rest) =
+        if let Some(r) = rest.strip_prefix(".entry") { (true, r) } else { (false, rest.strip_prefix(".func")?) };
     let mut rest = rest.trim_start();
     if rest.starts_with('(') {
         // the return-value list of a `.func`

@@ -221,10 +221,10 @@ pub fn check_module(ptx: &str) -> Result<Vec<String>, BuildError> {
         if t.starts_with(".extern .func") {
             externs.push(t.to_string());
         }
-        if let Some(rest) = t.strip_prefix(".shared ") {
-            if let Some(name) = rest.split_whitespace().last().and_then(|w| w.split('[').next()) {
-                *shared.entry(name.trim_end_matches(';')).or_default() += 1;
-            }
+        if let Some(rest) = t.strip_prefix(".shared ")
+            && let Some(name) = rest.split_whitespace().last().and_then(|w| w.split('[').next())
+        {
+            *shared.entry(name.trim_end_matches(';')).or_default() += 1;
         }
     }
     if !externs.is_empty() {

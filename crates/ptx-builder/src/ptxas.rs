@@ -89,7 +89,7 @@ pub fn parse(text: &str) -> Vec<PtxasFunction> {
 
 fn number_before(line: &str, marker: &str) -> Option<u32> {
     let head = &line[..line.find(marker)?];
-    head.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty()).last()?.parse().ok()
+    head.split(|c: char| !c.is_ascii_digit()).rfind(|s| !s.is_empty())?.parse().ok()
 }
 
 #[cfg(test)]

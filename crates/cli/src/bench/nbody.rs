@@ -246,7 +246,7 @@ fn grid_row<T: NbodyFloat>(
     };
     let (c1, x1) = cpu_col(false);
     let (cn, xn) = cpu_col(true);
-    let mut gpu_ms = vec![f64::NAN; 2];
+    let mut gpu_ms = [f64::NAN; 2];
     for &method in kernels {
         let mut dev = DeviceSystem::upload(gpu, &p, &s0)?;
         nb.step_on_device(method, Mode::Exact, &p, &mut dev)?; // warm-up: one step, not one run
