@@ -89,15 +89,29 @@ proptest! {
         both(&bridge, &plan, Source::Buffer(&z64), paths, inc, true)?;
     }
 
-    /// Four f32 paths per thread (`F32x4`) at d = 1 when the path count is a multiple of 4,
-    /// pairs when it is 2 mod 4, one path per thread when odd (`buffer_lanes`): every residue
-    /// mod 4 around multiples of the block size, every order kind, points and increments.
+    /// Four f32 paths per thread (`F32x4`) at d = 1 when the path count is a multiple of 4 or
+    /// odd and the 16-byte stack fits (`buffer_lanes`; 16-byte accesses for a multiple of 4, at
+    /// odd counts each row's as its class mod 4 allows and a partial last quad), pairs at 2 mod
+    /// 4: every residue mod 4 around multiples of the block size, every order kind, points and
+    /// increments.
     #[test]
     fn bridge_quads_gpu_equals_cpu(seed: u64, n in 1usize..128, kind in 0u8..4, quarter in 0usize..1000, rem in 0usize..4, inc: bool, block in blocks()) {
         let Some(gpu) = gpu()? else { return Ok(()) };
         let bridge = Bridge::with_block_size(gpu, block)?;
         let plan = Plan::new(&random_spec(seed, n, 1, kind))?;
         let paths = 4 * quarter + rem;
+        let z32 = normals::<f32>(plan.rows() * paths, seed);
+        both(&bridge, &plan, Source::Buffer(&z32), paths, inc, true)?;
+    }
+
+    /// Small path counts: odd ones take quads (a single, partial quad; one whole quad and a
+    /// partial one; a partial quad in the second warp or block), 2 mod 4 pairs; every order kind,
+    /// points and increments.
+    #[test]
+    fn bridge_quads_small_counts_gpu_equal_cpu(seed: u64, n in 1usize..128, kind in 0u8..4, paths in prop::sample::select(vec![1usize, 2, 3, 5, 6, 7, 9, 33, 130, 131, 515]), inc: bool, block in blocks()) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let bridge = Bridge::with_block_size(gpu, block)?;
+        let plan = Plan::new(&random_spec(seed, n, 1, kind))?;
         let z32 = normals::<f32>(plan.rows() * paths, seed);
         both(&bridge, &plan, Source::Buffer(&z32), paths, inc, true)?;
     }
@@ -175,7 +189,8 @@ fn bridge_paper_shape_gpu_equals_cpu() -> Result<(), TestCaseError> {
     let plan = Plan::new(&lockstep::reference::bridge::BridgeSpec::standard(64))?;
     let paths = 100_003;
     let z = normals::<f32>(plan.rows() * paths, 5);
-    // One path per thread (odd count), then two (even count: the pairs path).
+    // Four paths per thread at an odd count (rows of every class mod 4, a partial last quad),
+    // then two (2 mod 4: pairs); f64 one path per thread.
     let even = 100_002;
     let ze = normals::<f32>(plan.rows() * even, 6);
     let ze64 = normals::<f64>(plan.rows() * even, 6);
@@ -200,8 +215,10 @@ fn bridge_paper_shape_gpu_equals_cpu() -> Result<(), TestCaseError> {
 }
 
 /// The d = 1 buffer kernel's lane widths (`buffer_lanes`: 4 when the path count is a multiple
-/// of 4 and the 16-byte stack fits, 2 when even, 1 when odd), each shape checked to take the
-/// intended width on the CPU, then GPU = CPU at several block sizes, points and increments.
+/// of 4 or odd and the 16-byte stack fits, else 2 when even, 1 when odd), each shape checked to
+/// take the intended width on the CPU, then GPU = CPU at several block sizes, points and
+/// increments: every residue mod 4 (at odd counts each row's class mod 4 and the partial last
+/// quad) and small counts.
 #[test]
 fn bridge_quads_widths_gpu_equal_cpu() -> Result<(), TestCaseError> {
     use lockstep_shared::bridge::buffer_lanes;
@@ -217,17 +234,30 @@ fn bridge_quads_widths_gpu_equal_cpu() -> Result<(), TestCaseError> {
     let cases = [
         (&bisection, 128, 40_000, 4),
         (&bisection, 128, 40_002, 2),
-        (&bisection, 128, 40_001, 1),
-        (&bisection, 128, 40_003, 1),
+        (&bisection, 128, 40_001, 4),
+        (&bisection, 128, 40_003, 4),
         (&bisection, 32, 4_004, 4),
-        (&bisection, 96, 4_004, 4),
+        (&bisection, 96, 4_005, 4),
         (&bisection, 256, 4_004, 4),
         (&bisection, 256, 4_006, 2),
+        (&bisection, 32, 1, 4),
+        (&bisection, 32, 2, 2),
+        (&bisection, 32, 3, 4),
+        (&bisection, 128, 5, 4),
+        (&bisection, 128, 6, 2),
+        (&bisection, 128, 7, 4),
+        (&bisection, 32, 33, 4),
+        (&bisection, 32, 130, 2),
+        (&bisection, 96, 515, 4),
         (&wide, 128, 10_000, 4),
-        (&wide, 256, 10_000, 4),
+        (&wide, 256, 10_001, 4),
         (&wide, 96, 10_002, 2),
+        (&wide, 32, 10_003, 4),
         (&deep, 256, 10_000, 2),
+        (&deep, 256, 10_001, 1),
         (&deep, 128, 10_000, 4),
+        (&deep, 128, 10_001, 4),
+        (&deep, 128, 10_003, 4),
     ];
     for (k, &(plan, block, paths, lanes)) in cases.iter().enumerate() {
         let got = buffer_lanes(plan.steps(), 1, plan.stack_slots(), block as usize, paths, 4);

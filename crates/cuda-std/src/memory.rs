@@ -56,3 +56,97 @@ pub unsafe fn store_global_i16(base: *mut i16, i: u32, v: i32) {
             v = in(reg32) v, i = in(reg32) i, b = in(reg64) base, options(nostack, preserves_flags))
     };
 }
+
+/// `*base.add(i)` from global memory (`ld.global.f32`).
+///
+/// # Safety
+/// As [`load_global_i16`], aligned for `f32`.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub unsafe fn load_global_f32(base: *const f32, i: u32) -> f32 {
+    let v: f32;
+    // SAFETY: the caller guarantees a valid, aligned global address.
+    unsafe {
+        asm!("{{ .reg .u64 la; mul.wide.u32 la, {i}, 4; add.s64 la, la, {b}; cvta.to.global.u64 la, la; ld.global.f32 {v}, [la]; }}",
+            v = out(reg32) v, i = in(reg32) i, b = in(reg64) base, options(pure, nostack, readonly, preserves_flags))
+    };
+    v
+}
+
+/// `[*base.add(i), *base.add(i + 1)]` from global memory as one 8-byte access
+/// (`ld.global.v2.f32`, SASS `LDG.E.64`).
+///
+/// # Safety
+/// As [`load_global_i16`], for two elements, `base + i` 8-byte aligned.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub unsafe fn load_global_v2_f32(base: *const f32, i: u32) -> [f32; 2] {
+    let (x, y): (f32, f32);
+    // SAFETY: the caller guarantees a valid, aligned global address.
+    unsafe {
+        asm!("{{ .reg .u64 la; mul.wide.u32 la, {i}, 4; add.s64 la, la, {b}; cvta.to.global.u64 la, la; ld.global.v2.f32 {{{x}, {y}}}, [la]; }}",
+            x = out(reg32) x, y = out(reg32) y, i = in(reg32) i, b = in(reg64) base, options(pure, nostack, readonly, preserves_flags))
+    };
+    [x, y]
+}
+
+/// `base[i..i + 4]` from global memory as one 16-byte access (`ld.global.v4.f32`, SASS
+/// `LDG.E.128`).
+///
+/// # Safety
+/// As [`load_global_i16`], for four elements, `base + i` 16-byte aligned.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub unsafe fn load_global_v4_f32(base: *const f32, i: u32) -> [f32; 4] {
+    let (x, y, z, w): (f32, f32, f32, f32);
+    // SAFETY: the caller guarantees a valid, aligned global address.
+    unsafe {
+        asm!("{{ .reg .u64 la; mul.wide.u32 la, {i}, 4; add.s64 la, la, {b}; cvta.to.global.u64 la, la; ld.global.v4.f32 {{{x}, {y}, {z}, {w}}}, [la]; }}",
+            x = out(reg32) x, y = out(reg32) y, z = out(reg32) z, w = out(reg32) w, i = in(reg32) i, b = in(reg64) base,
+            options(pure, nostack, readonly, preserves_flags))
+    };
+    [x, y, z, w]
+}
+
+/// `*base.add(i) = v` in global memory (`st.global.f32`).
+///
+/// # Safety
+/// As [`store_global_i16`], aligned for `f32`.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub unsafe fn store_global_f32(base: *mut f32, i: u32, v: f32) {
+    // SAFETY: the caller guarantees a valid, aligned global address.
+    unsafe {
+        asm!("{{ .reg .u64 sa; mul.wide.u32 sa, {i}, 4; add.s64 sa, sa, {b}; cvta.to.global.u64 sa, sa; st.global.f32 [sa], {v}; }}",
+            v = in(reg32) v, i = in(reg32) i, b = in(reg64) base, options(nostack, preserves_flags))
+    };
+}
+
+/// `base[i..i + 2] = v` in global memory as one 8-byte access (`st.global.v2.f32`).
+///
+/// # Safety
+/// As [`store_global_i16`], for two elements, `base + i` 8-byte aligned.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub unsafe fn store_global_v2_f32(base: *mut f32, i: u32, v: [f32; 2]) {
+    // SAFETY: the caller guarantees a valid, aligned global address.
+    unsafe {
+        asm!("{{ .reg .u64 sa; mul.wide.u32 sa, {i}, 4; add.s64 sa, sa, {b}; cvta.to.global.u64 sa, sa; st.global.v2.f32 [sa], {{{x}, {y}}}; }}",
+            x = in(reg32) v[0], y = in(reg32) v[1], i = in(reg32) i, b = in(reg64) base, options(nostack, preserves_flags))
+    };
+}
+
+/// `base[i..i + 4] = v` in global memory as one 16-byte access (`st.global.v4.f32`).
+///
+/// # Safety
+/// As [`store_global_i16`], for four elements, `base + i` 16-byte aligned.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub unsafe fn store_global_v4_f32(base: *mut f32, i: u32, v: [f32; 4]) {
+    // SAFETY: the caller guarantees a valid, aligned global address.
+    unsafe {
+        asm!("{{ .reg .u64 sa; mul.wide.u32 sa, {i}, 4; add.s64 sa, sa, {b}; cvta.to.global.u64 sa, sa; st.global.v4.f32 [sa], {{{x}, {y}, {z}, {w}}}; }}",
+            x = in(reg32) v[0], y = in(reg32) v[1], z = in(reg32) v[2], w = in(reg32) v[3], i = in(reg32) i, b = in(reg64) base,
+            options(nostack, preserves_flags))
+    };
+}

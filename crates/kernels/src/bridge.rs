@@ -16,7 +16,9 @@
 //! 32-bit, `C` sits in registers, and the normals of the next steps are loaded while the current
 //! ones are computed ([`run_d1`] at d = 1 in `bridge_f32/f64`, [`run_small`] at d = 2..=4 in
 //! `bridge_dims_f32/f64`). In f32 with an even path count each thread takes two paths
-//! ([`F32x2`]), at d = 1 with a multiple of 4 four ([`F32x4`]; `lockstep_shared::bridge::buffer_lanes`). Same arithmetic as `generate_path`
+//! ([`F32x2`]), at d = 1 with a multiple of 4 four ([`F32x4`]; `lockstep_shared::bridge::buffer_lanes`), and at d = 1
+//! with an odd count four too, each row's elements reached as its class mod 4 allows
+//! ([`QuadNormals`], [`QuadSink`]). Same arithmetic as `generate_path`
 //! (bit-identical; measurements in bench/results/bridge-predictions.md).
 //!
 //! The fused kernels size their dynamic shared memory per launch too
@@ -30,6 +32,9 @@
 
 use core::ops::{Add, Div, Mul, Sub};
 use core::slice::from_raw_parts;
+use lockstep_cuda_std::memory::{
+    load_global_f32, load_global_v2_f32, load_global_v4_f32, store_global_f32, store_global_v2_f32, store_global_v4_f32,
+};
 use lockstep_cuda_std::prelude::*;
 use lockstep_shared::bridge::philox::{PhiloxNormals, key, scheduled_word};
 use lockstep_shared::bridge::sobol::{
@@ -423,6 +428,118 @@ f32_lanes!(
     st_shared_v4_f32
 );
 
+/// How thread `q` of the d = 1 quad path at a path count that is not a multiple of 4 (an odd
+/// one, `lockstep_shared::bridge::buffer_lanes`; the code takes any count) reaches its
+/// elements `e..e + 4` of a row, `e = row·paths + 4q`: the class `(row·paths) mod 4` is the same
+/// for every thread of the grid (it changes only from row to row), so each warp takes one way
+/// and its footprint stays one contiguous 512-byte span. Returns `e` and the way: `0` one
+/// 16-byte access, `2` two 8-byte ones, `1`/`3` a 4-, an 8- and a 4-byte one (at `e`, `e + 1`,
+/// `e + 3`), `4..=7` (the last thread, `tail = 4`: fewer than four of its paths exist) one
+/// 4-byte access per existing path. The accesses are inline `ld/st.global` (`memory`): with
+/// plain loads LLVM hoisted the first element's scalar load, common to every way, out of the
+/// switch and split the 16-byte access.
+#[inline(always)]
+fn quad_way(paths: u32, q4: u32, tail: u32, row: u32) -> (u32, u32) {
+    let e = row * paths + q4;
+    (e, (e & 3) | tail)
+}
+
+/// `4` for the thread whose quad `4q..4q + 4` passes `paths` (the last one when `paths` is not a
+/// multiple of 4), else `0` (see [`quad_way`]).
+#[inline(always)]
+fn quad_tail(paths: u32, q4: u32) -> u32 {
+    if paths - q4 < 4 { 4 } else { 0 }
+}
+
+/// Normals of paths `4q..min(4q + 4, paths)` from a `[row][path]` f32 buffer of any path count
+/// (32-bit element indices, as [`BufferNormals32`]), as one [`F32x4`] per row: aligned vector
+/// loads where the row allows ([`quad_way`]); the last thread's missing paths read as `0.0`
+/// (their lanes are computed and never stored).
+struct QuadNormals {
+    z: *const f32,
+    paths: u32,
+    q4: u32,
+    tail: u32,
+}
+
+impl Normals<F32x4> for QuadNormals {
+    #[inline(always)]
+    fn normal(&mut self, row: u32) -> F32x4 {
+        let (e, way) = quad_way(self.paths, self.q4, self.tail, row);
+        let z = self.z;
+        // Element e + i of each existing path 4q + i < paths is inside z and does not wrap (row
+        // < rows, rows·paths ≤ 2^32 checked by the kernel, z holds rows·paths). z is a 16-byte
+        // aligned global address (a device allocation): element e is 16-byte aligned when
+        // e ≡ 0 (mod 4), and e, e + 2 (way 2) and e + 1 (ways 1, 3) are 8-byte aligned.
+        // SAFETY: in bounds and aligned for each access (above).
+        unsafe {
+            match way {
+                0 => {
+                    let [a, b, c, d] = load_global_v4_f32(z, e);
+                    F32x4(a, b, c, d)
+                }
+                2 => {
+                    let ([a, b], [c, d]) = (load_global_v2_f32(z, e), load_global_v2_f32(z, e + 2));
+                    F32x4(a, b, c, d)
+                }
+                1 | 3 => {
+                    let (a, [b, c], d) =
+                        (load_global_f32(z, e), load_global_v2_f32(z, e + 1), load_global_f32(z, e + 3));
+                    F32x4(a, b, c, d)
+                }
+                _ => {
+                    let n = self.paths - self.q4;
+                    let b = if n > 1 { load_global_f32(z, e + 1) } else { 0.0 };
+                    let c = if n > 2 { load_global_f32(z, e + 2) } else { 0.0 };
+                    F32x4(load_global_f32(z, e), b, c, 0.0)
+                }
+            }
+        }
+    }
+}
+
+/// Results of paths `4q..min(4q + 4, paths)` to a `[row][path]` f32 buffer of any path count,
+/// the accesses of [`QuadNormals`]; the last thread stores only its existing paths.
+struct QuadSink {
+    out: *mut f32,
+    paths: u32,
+    q4: u32,
+    tail: u32,
+}
+
+impl Sink<F32x4> for QuadSink {
+    #[inline(always)]
+    fn put(&mut self, row: u32, v: F32x4) {
+        let (e, way) = quad_way(self.paths, self.q4, self.tail, row);
+        let out = self.out;
+        // SAFETY: as `QuadNormals::normal`, for out.
+        unsafe {
+            match way {
+                0 => store_global_v4_f32(out, e, [v.0, v.1, v.2, v.3]),
+                2 => {
+                    store_global_v2_f32(out, e, [v.0, v.1]);
+                    store_global_v2_f32(out, e + 2, [v.2, v.3]);
+                }
+                1 | 3 => {
+                    store_global_f32(out, e, v.0);
+                    store_global_v2_f32(out, e + 1, [v.1, v.2]);
+                    store_global_f32(out, e + 3, v.3);
+                }
+                _ => {
+                    let n = self.paths - self.q4;
+                    store_global_f32(out, e, v.0);
+                    if n > 1 {
+                        store_global_f32(out, e + 1, v.1);
+                    }
+                    if n > 2 {
+                        store_global_f32(out, e + 2, v.2);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The strategy in the block's shared memory (written by [`stage_table`]): 32-bit shared
 /// addresses of the coefficient and index tables.
 #[derive(Clone, Copy)]
@@ -765,6 +882,35 @@ unsafe fn buffer_small<T: SharedIo, const D: usize, const P: usize>(
     out: *mut T,
     lanes: u32,
 ) {
+    // SAFETY: the caller's contract; thread p < lanes reads and writes element p of each row.
+    unsafe {
+        buffer_small_io::<T, D, P, _, _>(dynamic, coef, idx, steps, slots, chol, start, increments, lanes, |p| {
+            (BufferNormals32 { z, paths: lanes, p }, BufferSink32 { out, paths: lanes, p })
+        })
+    }
+}
+
+/// [`buffer_small`] with the normals and the results of thread `p < threads` read and written
+/// through `io(p)` (the `[row][lanes]` buffers there; the quads of any path count,
+/// [`QuadNormals`]/[`QuadSink`], for the d = 1 path at a count not a multiple of 4).
+///
+/// # Safety
+/// As [`buffer_small`], with `threads` in place of `lanes`, and `io(p)` for `p < threads` reads
+/// and writes only elements of `z` and `out` of the rows the strategy names.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn buffer_small_io<T: SharedIo, const D: usize, const P: usize, Z: Normals<T>, S: Sink<T>>(
+    dynamic: *mut u8,
+    coef: *const T::Coef,
+    idx: *const u32,
+    steps: u32,
+    slots: u32,
+    chol: *const T::Coef,
+    start: *const T::Coef,
+    increments: u32,
+    threads: u32,
+    io: impl FnOnce(u32) -> (Z, S),
+) {
     let block = block_dim_x();
     let size = core::mem::size_of::<T>();
     // SAFETY: the dynamic array holds the stack's bytes, then `steps` coefficient rows, then
@@ -776,7 +922,7 @@ unsafe fn buffer_small<T: SharedIo, const D: usize, const P: usize>(
     // SAFETY: coef/idx hold steps rows (contract), tc/ti steps rows (above).
     let table = unsafe { stage_table(coef, idx, steps as usize, tc, ti) };
     let p = index_1d();
-    if p >= lanes {
+    if p >= threads {
         return;
     }
     let mut c = [T::ZERO; FAST_DIMS * FAST_DIMS];
@@ -791,8 +937,7 @@ unsafe fn buffer_small<T: SharedIo, const D: usize, const P: usize>(
         }
         i += 1;
     }
-    let mut src = BufferNormals32 { z, paths: lanes, p };
-    let mut sink = BufferSink32 { out, paths: lanes, p };
+    let (mut src, mut sink) = io(p);
     // SAFETY: the table holds `steps` rows (contract); the stack column of thread t starts t
     // elements into the dynamic array, with stride blockDim elements, slots·D·blockDim ≤
     // SHARED_STACK elements (contract).
@@ -1203,6 +1348,35 @@ macro_rules! bridge_kernels {
             // decides with `buffer_fast` too), so their registers do not weigh on this kernel.
             let fast = dims == 1 && buffer_fast(steps as usize, 1, slots as usize, b, n);
             let lanes = if $pairs && fast { buffer_lanes(steps as usize, 1, slots as usize, b, n, 4) } else { 1 };
+            if lanes == 4 && !paths.is_multiple_of(4) {
+                // f32, d = 1, odd path count: thread q takes paths 4q..4q + 4 as one
+                // `F32x4`, each row's elements read and written as its class mod 4 allows
+                // (`QuadNormals`, uniform over the grid), the last thread only its existing
+                // paths; the launcher's grid has ceil(paths / 4) threads (`buffer_lanes`).
+                // Uniform over the block (barrier in `stage_table`).
+                // SAFETY: the kernel's contract with `$t` = f32 (`$pairs`), so the tables and
+                // `C`, `x` are f32 and z/out hold rows·paths f32; thread q < ceil(paths / 4) has
+                // 4q < paths.
+                unsafe {
+                    buffer_small_io::<F32x4, 1, PIPELINE_QUADS, _, _>(
+                        dynamic,
+                        coef as *const f32,
+                        idx,
+                        steps,
+                        slots,
+                        chol as *const f32,
+                        start as *const f32,
+                        increments,
+                        paths.div_ceil(4),
+                        |q| {
+                            let (q4, z, out) = (4 * q, z as *const f32, out as *mut f32);
+                            let tail = quad_tail(paths, q4);
+                            (QuadNormals { z, paths, q4, tail }, QuadSink { out, paths, q4, tail })
+                        },
+                    )
+                };
+                return;
+            }
             if lanes == 4 {
                 // f32, d = 1, path count a multiple of 4: thread q takes paths 4q..4q + 4 as one
                 // `F32x4` (every row's quad is 16-byte aligned); the launcher's grid has paths / 4

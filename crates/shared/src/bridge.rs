@@ -63,19 +63,26 @@ pub fn buffer_fast(steps: usize, dims: usize, slots: usize, block: usize, paths:
 }
 
 /// Paths each thread of the buffer kernels handles: on the f32 specialised path
-/// ([`buffer_fast`], `elem` = 4 bytes) 4 at d = 1 when `paths` is a multiple of 4 and the stack
-/// of 16-byte elements stays within `SHARED_STACK / 2` 16-byte elements (32 KiB, as f64's), so
-/// every row's paths `4q..4q + 4` are 16-byte aligned and one thread reads and writes them as one
-/// `ld/st.global.v4.f32`; else 2 when `paths` is even (`ld/st.global.v2.f32`, any d ≤ 4); 1
-/// otherwise. Each lane computes exactly the scalar f32 operations. The kernel and its launcher
-/// (grid of `paths / lanes` threads) both decide with this function.
+/// ([`buffer_fast`], `elem` = 4 bytes) 4 at d = 1 when `paths` is a multiple of 4 or odd and the
+/// stack of 16-byte elements stays within `SHARED_STACK / 2` 16-byte elements (32 KiB, as
+/// f64's): thread `q` takes paths `4q..4q + 4` as one `F32x4`, read and written as one
+/// `ld/st.global.v4.f32` where the row's first element is 16-byte aligned (always for a multiple
+/// of 4; at an odd count as the row's class `(row·paths) mod 4` allows, uniform over the grid,
+/// and the last thread only its existing paths); else 2 when `paths` is even
+/// (`ld/st.global.v2.f32`, any d ≤ 4; at d = 1 a count of 2 mod 4 stays with pairs: quads there
+/// measured 20% slower than pairs, run Y1 in bench/results/bridge-predictions.md); 1 otherwise.
+/// Each lane computes exactly the scalar f32 operations. The kernel and its launcher (grid of
+/// `ceil(paths / lanes)` threads) both decide with this function.
 pub fn buffer_lanes(steps: usize, dims: usize, slots: usize, block: usize, paths: usize, elem: usize) -> usize {
-    if elem != 4 || !paths.is_multiple_of(2) || !buffer_fast(steps, dims, slots, block, paths) {
+    let (quads, even) = (paths.is_multiple_of(4) || !paths.is_multiple_of(2), paths.is_multiple_of(2));
+    if elem != 4 || !buffer_fast(steps, dims, slots, block, paths) {
         1
-    } else if dims == 1 && paths.is_multiple_of(4) && stack_fits_shared(slots, 2, block) {
+    } else if dims == 1 && quads && stack_fits_shared(slots, 2, block) {
         4
-    } else {
+    } else if even {
         2
+    } else {
+        1
     }
 }
 
@@ -820,17 +827,30 @@ mod tests {
         assert!(buffer_fast(64, 1, 7, 128, 1_439_744));
         assert_eq!(buffer_lanes(64, 1, 7, 128, 1_439_744, 4), 4);
         assert_eq!(buffer_shared_bytes(64, 1, 7, 128, 1_439_744, 4), 14336 + 64 * 64);
-        // Even but not a multiple of 4: pairs, 8 B elements.
-        assert_eq!(buffer_lanes(64, 1, 7, 128, 1_439_746, 4), 2);
-        assert_eq!(buffer_shared_bytes(64, 1, 7, 128, 1_439_746, 4), 7168 + 64 * 64);
+        // An odd path count at d = 1: quads too (the last thread's quad is partial).
+        for paths in [1_439_745, 1_439_747, 1, 3, 5, 7, 33, 131] {
+            assert_eq!(buffer_lanes(64, 1, 7, 128, paths, 4), 4, "{paths}");
+            assert_eq!(buffer_shared_bytes(64, 1, 7, 128, paths, 4), 14336 + 64 * 64, "{paths}");
+        }
+        // 2 mod 4: pairs, 8 B elements.
+        for paths in [1_439_746, 2, 6, 130] {
+            assert_eq!(buffer_lanes(64, 1, 7, 128, paths, 4), 2, "{paths}");
+            assert_eq!(buffer_shared_bytes(64, 1, 7, 128, paths, 4), 7168 + 64 * 64, "{paths}");
+        }
         // Quads only while the 16-byte stack stays within 32 KiB (slots·2·block ≤ SHARED_STACK),
         // else pairs; quads only at d = 1 (d = 2..=4 take pairs).
         assert_eq!(buffer_lanes(64, 1, SHARED_STACK / 256, 128, 1000, 4), 4);
         assert_eq!(buffer_lanes(64, 1, SHARED_STACK / 256 + 1, 128, 1000, 4), 2);
+        assert_eq!(buffer_lanes(64, 1, SHARED_STACK / 256, 128, 1001, 4), 4);
         assert_eq!(buffer_lanes(64, 2, 7, 128, 1000, 4), 2);
-        // An odd path count: one path per thread, 4 B elements.
-        assert_eq!(buffer_lanes(64, 1, 7, 128, 1_439_745, 4), 1);
-        assert_eq!(buffer_shared_bytes(64, 1, 7, 128, 1_439_745, 4), 3584 + 64 * 64);
+        // Where the 16-byte stack does not fit, an odd path count: one path per thread, 4 B
+        // elements (as at d = 2..=4).
+        assert_eq!(buffer_lanes(64, 1, SHARED_STACK / 256 + 1, 128, 1001, 4), 1);
+        assert_eq!(
+            buffer_shared_bytes(64, 1, SHARED_STACK / 256 + 1, 128, 1001, 4),
+            (SHARED_STACK / 256 + 1) * 128 * 4 + 64 * 64
+        );
+        assert_eq!(buffer_lanes(64, 2, 7, 128, 1001, 4), 1);
         // f64: one path per thread, 64 B coefficient rows.
         assert_eq!(buffer_lanes(64, 1, 7, 128, 1_439_744, 8), 1);
         assert_eq!(buffer_shared_bytes(64, 1, 7, 128, 1_439_744, 8), 7168 + 64 * 96);
