@@ -368,3 +368,61 @@ fn bridge_philox_d1_schedule_gpu_equals_cpu() -> Result<(), TestCaseError> {
     }
     Ok(())
 }
+
+/// Buffers that start 4, 8 or 12 bytes into their allocations (sub-slices): the f32 buffer
+/// kernels narrow their lanes to what the addresses allow (`buffer_lanes_at`: 16-byte lanes need
+/// 16-byte aligned rows, 8-byte lanes 8-byte aligned ones) and still give the CPU's bits; each
+/// case's lane count is checked against the intended one first.
+#[test]
+fn bridge_unaligned_slices_gpu_equal_cpu() -> Result<(), TestCaseError> {
+    use lockstep::kernels::bridge::DeviceSource;
+    use lockstep::{CopyDestination, DeviceBuffer};
+    use lockstep_shared::bridge::buffer_lanes_at;
+    // (d, paths, offset of z in elements, offset of out in elements, expected lanes)
+    let cases = [
+        (1, 4_000, 0, 0, 4),
+        (1, 4_000, 1, 0, 1),
+        (1, 4_000, 2, 2, 2),
+        (1, 4_000, 0, 3, 1),
+        (1, 4_001, 2, 0, 1),
+        (1, 4_002, 2, 0, 2),
+        (3, 2_000, 0, 2, 2),
+        (3, 2_000, 1, 1, 1),
+    ];
+    let plans: Vec<Plan> = cases
+        .iter()
+        .enumerate()
+        .map(|(k, c)| Plan::new(&random_spec(k as u64, 40, c.0, 0)))
+        .collect::<Result<_, _>>()?;
+    // Aligned, these shapes take the widest lanes (so each case's narrowing is alignment's).
+    for (k, (plan, &(d, paths, ..))) in plans.iter().zip(&cases).enumerate() {
+        let widest = lockstep_shared::bridge::buffer_lanes(plan.steps(), d, plan.stack_slots(), 128, paths, 4);
+        let want = if d == 1 && (paths % 4 == 0 || paths % 2 == 1) { 4 } else { 2 };
+        assert_eq!(widest, want, "case {k}: widest lanes");
+    }
+    let Some(gpu) = gpu()? else { return Ok(()) };
+    let bridge = Bridge::new(gpu)?;
+    for (k, (plan, &(d, paths, oz, oo, lanes))) in plans.iter().zip(&cases).enumerate() {
+        let dp = bridge.upload::<f32>(plan)?;
+        let len = plan.rows() * paths;
+        let z = normals::<f32>(len, k as u64);
+        let mut zpad = vec![0.0f32; oz];
+        zpad.extend_from_slice(&z);
+        let dz = DeviceBuffer::from_slice(&zpad)?;
+        let dout = DeviceBuffer::from_slice(&vec![0.0f32; len + oo])?;
+        for inc in [false, true] {
+            let zs = dz.index(oz..);
+            let mut outs = dout.index(oo..);
+            let addrs = zs.as_device_ptr().as_raw() | outs.as_device_ptr().as_raw();
+            let got_lanes = buffer_lanes_at(plan.steps(), d, plan.stack_slots(), 128, paths, 4, addrs);
+            prop_assert_eq!(got_lanes, lanes, "case {}: lanes", k);
+            bridge.generate_on_device(&dp, DeviceSource::Buffer(&zs), paths, output(inc), None, &mut outs)?;
+            gpu.synchronize()?;
+            let mut got = vec![0.0f32; len + oo];
+            dout.copy_to(&mut got[..])?;
+            let want = cpu::generate_seq(plan, Source::Buffer(&z), paths, output(inc))?;
+            check("f32 unaligned", &got[oo..], &want, plan, paths)?;
+        }
+    }
+    Ok(())
+}

@@ -42,7 +42,7 @@ use lockstep_shared::bridge::sobol::{
 };
 use lockstep_shared::bridge::{
     COEFS, CoefRow, EMIT_LEFT, EMIT_RIGHT, FAST_DIMS, INDICES, IndexRow, MAX_DIMS, NO_SLOT, Normals, PathPlan, Real,
-    SHARED_STACK, Sink, Stack, Step, Steps, buffer_fast, buffer_lanes, buffer_stack_bytes, fused_base_bytes,
+    SHARED_STACK, Sink, Stack, Step, Steps, buffer_fast, buffer_lanes_at, buffer_stack_bytes, fused_base_bytes,
     fused_fast_d1, fused_philox_cached, fused_sobol_pairs, fused_sobol_warp, generate_path, increment, interpolate,
     noise, philox_cache_bytes, pick, place, place2,
 };
@@ -1319,7 +1319,7 @@ macro_rules! bridge_kernels {
         /// `chol` `d²`, `start` `d`, `z` and `out` `steps·d·paths` elements, `scratch`
         /// `slots·d·paths` when `slots·d·blockDim > SHARED_STACK`; `1 ≤ d ≤ MAX_DIMS`; the
         /// launch has `buffer_shared_bytes(steps, d, slots, blockDim, paths, size_of::<T>())`
-        /// bytes of dynamic shared memory and at least `paths / buffer_lanes(..)` threads
+        /// bytes of dynamic shared memory and at least `paths / buffer_lanes_at(..)` threads
         /// (rounded up; extra threads return).
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $buffer(
@@ -1347,12 +1347,14 @@ macro_rules! bridge_kernels {
             // d = 2..=FAST_DIMS on the specialised path run in `bridge_dims_*` (the launcher
             // decides with `buffer_fast` too), so their registers do not weigh on this kernel.
             let fast = dims == 1 && buffer_fast(steps as usize, 1, slots as usize, b, n);
-            let lanes = if $pairs && fast { buffer_lanes(steps as usize, 1, slots as usize, b, n, 4) } else { 1 };
+            let addrs = z as u64 | out as u64;
+            let lanes =
+                if $pairs && fast { buffer_lanes_at(steps as usize, 1, slots as usize, b, n, 4, addrs) } else { 1 };
             if lanes == 4 && !paths.is_multiple_of(4) {
                 // f32, d = 1, odd path count: thread q takes paths 4q..4q + 4 as one
                 // `F32x4`, each row's elements read and written as its class mod 4 allows
                 // (`QuadNormals`, uniform over the grid), the last thread only its existing
-                // paths; the launcher's grid has ceil(paths / 4) threads (`buffer_lanes`).
+                // paths; the launcher's grid has ceil(paths / 4) threads (`buffer_lanes_at`).
                 // Uniform over the block (barrier in `stage_table`).
                 // SAFETY: the kernel's contract with `$t` = f32 (`$pairs`), so the tables and
                 // `C`, `x` are f32 and z/out hold rows·paths f32; thread q < ceil(paths / 4) has
@@ -1380,7 +1382,7 @@ macro_rules! bridge_kernels {
             if lanes == 4 {
                 // f32, d = 1, path count a multiple of 4: thread q takes paths 4q..4q + 4 as one
                 // `F32x4` (every row's quad is 16-byte aligned); the launcher's grid has paths / 4
-                // threads (`buffer_lanes`). Uniform over the block (barrier in `stage_table`).
+                // threads (`buffer_lanes_at`). Uniform over the block (barrier in `stage_table`).
                 // SAFETY: the kernel's contract with `$t` = f32 (`$pairs`), so the tables and
                 // `C`, `x` are f32 and z/out hold paths / 4 quads per row.
                 unsafe {
@@ -1403,7 +1405,7 @@ macro_rules! bridge_kernels {
             if lanes == 2 {
                 // f32, d = 1, even path count: thread q takes paths 2q and 2q + 1 as one `F32x2`
                 // (every row's pair is 8-byte aligned); the launcher's grid has paths / 2
-                // threads (`buffer_lanes`). Uniform over the block (barrier in `stage_table`).
+                // threads (`buffer_lanes_at`). Uniform over the block (barrier in `stage_table`).
                 // SAFETY: the kernel's contract with `$t` = f32 (`$pairs`), so the tables and
                 // `C`, `x` are f32 and z/out hold paths / 2 pairs per row.
                 unsafe {
@@ -1467,7 +1469,9 @@ macro_rules! bridge_kernels {
             // `buffer_shared_bytes(..)` bytes (the launcher's contract).
             let dynamic = dynamic_shared!($dyn2);
             let (n, b) = (paths as usize, block_dim_x() as usize);
-            if $pairs && buffer_lanes(steps as usize, dims as usize, slots as usize, b, n, 4) == 2 {
+            if $pairs
+                && buffer_lanes_at(steps as usize, dims as usize, slots as usize, b, n, 4, z as u64 | out as u64) == 2
+            {
                 // As the d = 1 pairs path of the buffer kernel. Uniform over the block.
                 // SAFETY: the kernel's contract with `$t` = f32 (`$pairs`), so the tables and
                 // `C`, `x` are f32 and z/out hold paths / 2 pairs per row.

@@ -86,6 +86,28 @@ pub fn buffer_lanes(steps: usize, dims: usize, slots: usize, block: usize, paths
     }
 }
 
+/// [`buffer_lanes`] for buffers at the device addresses whose bitwise OR is `addrs` (z's and
+/// out's): four lanes need both 16-byte aligned, two lanes 8-byte aligned (and an even count);
+/// otherwise fewer. Whole allocations are 256-byte aligned, but a sub-slice may start at any
+/// element. The kernel (from its pointer arguments) and its launcher (from the slices' device
+/// pointers) both decide with this function; shared memory is sized by [`buffer_shared_bytes`]
+/// for the widest lanes, which is enough for narrower ones.
+pub fn buffer_lanes_at(
+    steps: usize,
+    dims: usize,
+    slots: usize,
+    block: usize,
+    paths: usize,
+    elem: usize,
+    addrs: u64,
+) -> usize {
+    match buffer_lanes(steps, dims, slots, block, paths, elem) {
+        4 if addrs.is_multiple_of(16) => 4,
+        4 | 2 if paths.is_multiple_of(2) && addrs.is_multiple_of(8) => 2,
+        _ => 1,
+    }
+}
+
 /// Bytes of the buffer kernels' shared stack (dynamic shared memory, sized per launch):
 /// `slots·d·block` elements of `elem` bytes rounded up to 16, or 0 when it does not fit
 /// ([`stack_fits_shared`]).
@@ -825,6 +847,13 @@ mod tests {
         // thread takes four paths and a stack element holds them (7 slots × 128 × 16 B), then 64
         // rows of 32 B coefficients and 32 B indices.
         assert!(buffer_fast(64, 1, 7, 128, 1_439_744));
+        // Alignment caps the lanes: a sub-slice 4 or 8 bytes into an allocation.
+        assert_eq!(buffer_lanes_at(64, 1, 7, 128, 1_439_744, 4, 0x7000_0000), 4);
+        assert_eq!(buffer_lanes_at(64, 1, 7, 128, 1_439_744, 4, 0x7000_0008), 2);
+        assert_eq!(buffer_lanes_at(64, 1, 7, 128, 1_439_744, 4, 0x7000_0004), 1);
+        assert_eq!(buffer_lanes_at(64, 1, 7, 128, 1_439_745, 4, 0x7000_0008), 1);
+        assert_eq!(buffer_lanes_at(64, 3, 7, 128, 1000, 4, 0x7000_0008), 2);
+        assert_eq!(buffer_lanes_at(64, 3, 7, 128, 1000, 4, 0x7000_000c), 1);
         assert_eq!(buffer_lanes(64, 1, 7, 128, 1_439_744, 4), 4);
         assert_eq!(buffer_shared_bytes(64, 1, 7, 128, 1_439_744, 4), 14336 + 64 * 64);
         // An odd path count at d = 1: quads too (the last thread's quad is partial).

@@ -409,15 +409,16 @@ impl<'g> Bridge<'g> {
             DeviceSource::Buffer(z) => {
                 expect_len("z", z.len(), len)?;
                 let zp = z.as_device_ptr();
-                // One, two or four paths per thread (f32, even path count / d = 1 and a multiple of 4), as
-                // the kernel decides.
-                let lanes = lockstep_shared::bridge::buffer_lanes(
+                // One, two or four paths per thread (f32: by the shape and the buffers' alignment),
+                // as the kernel decides.
+                let lanes = lockstep_shared::bridge::buffer_lanes_at(
                     plan.steps as usize,
                     plan.dims as usize,
                     plan.slots as usize,
                     self.block as usize,
                     paths,
                     core::mem::size_of::<T>(),
+                    zp.as_raw() | op.as_raw(),
                 );
                 let grid = Grid1d::for_len((n as u64).div_ceil(lanes as u64), self.block)?;
                 // The stack (and on the d = 1 path the strategy) in dynamic shared memory, sized
