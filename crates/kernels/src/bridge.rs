@@ -469,7 +469,7 @@ impl Normals<F32x4> for QuadNormals {
         let z = self.z;
         // Element e + i of each existing path 4q + i < paths is inside z and does not wrap (row
         // < rows, rows·paths ≤ 2^32 checked by the kernel, z holds rows·paths). z is a 16-byte
-        // aligned global address (a device allocation): element e is 16-byte aligned when
+        // aligned global address (`buffer_lanes_at` chose quads): element e is 16-byte aligned when
         // e ≡ 0 (mod 4), and e, e + 2 (way 2) and e + 1 (ways 1, 3) are 8-byte aligned.
         // SAFETY: in bounds and aligned for each access (above).
         unsafe {
@@ -1162,17 +1162,20 @@ impl<T: Real> Normals<T> for ScheduledPhilox {
 }
 
 /// The body of the fused d = 1 kernels (`bridge_philox_d1_*`, `bridge_sobol_d1_*`): the buffer
-/// kernels' d = 1 structure ([`stage_table`], [`run_d1`], 32-bit indices) with normals from `z`.
-/// A separate kernel from the general path so that its registers are its own (with the general
-/// path in the same kernel, ptxas allocated that path's 72 instead of ~40).
+/// kernels' d = 1 path ([`buffer_small_io`]: strategy staged in shared memory, [`run_d1`],
+/// 32-bit indices) with normals from `z` instead of a buffer. A separate kernel from the general
+/// path so that its registers are its own (with the general path in the same kernel, ptxas
+/// allocated that path's 72 instead of ~40).
 ///
 /// # Safety
 /// Every thread of the block calls it (barrier); `fused_fast_d1(..)` holds for `sh` and
-/// blockDim; `dynamic` is the launch's dynamic shared memory of `fused_shared_bytes(..)` bytes;
-/// the pointers as the buffer kernel's contract; `p` is this thread's global index.
+/// blockDim; `dynamic` is the launch's dynamic shared memory of `fused_shared_bytes(..)` bytes
+/// (it starts with `fused_base_bytes`: the stack, then the strategy, as `buffer_small_io`
+/// expects); the pointers as the buffer kernel's contract; shared memory `z` reads was written
+/// before this call (the barrier in `stage_table` orders it).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn run_fused_d1<T: SharedIo>(
+unsafe fn run_fused_d1<T: SharedIo<Coef = T>>(
     sh: Shape,
     dynamic: *mut u8,
     coef: *const T,
@@ -1180,42 +1183,24 @@ unsafe fn run_fused_d1<T: SharedIo>(
     chol: *const T,
     start: *const T,
     out: *mut T,
-    p: u32,
-    mut z: impl Normals<T>,
+    z: impl Normals<T>,
 ) {
-    let block = block_dim_x();
-    let size = core::mem::size_of::<T>();
-    // As in the buffer kernel: the stack, then the strategy.
-    // SAFETY: the dynamic array holds the stack's bytes, then `steps` coefficient rows, then
-    // `steps` index rows (`fused_shared_bytes` starts with `fused_base_bytes`).
-    let (tc, ti) = unsafe {
-        let tc = dynamic.add(buffer_stack_bytes(sh.slots as usize, 1, block as usize, size)) as *mut T;
-        (tc, tc.add(sh.steps as usize * COEFS) as *mut u32)
-    };
-    // SAFETY: coef/idx hold steps rows (contract), tc/ti steps rows (above).
-    let table = unsafe { stage_table(coef, idx, sh.steps as usize, tc, ti) };
-    if p >= sh.paths {
-        return;
-    }
-    let mut sink = BufferSink32 { out, paths: sh.paths, p };
-    // SAFETY: chol and start hold d = 1 element, the table `steps` rows; the stack column of
-    // thread t starts t elements into the dynamic array, stride blockDim elements,
-    // slots·blockDim ≤ SHARED_STACK (`fused_fast_d1`).
+    let paths = sh.paths;
+    // SAFETY: the contract; thread p < paths writes element p of each row of `out`.
     unsafe {
-        let size = size as u32;
-        let stack = shared_addr(dynamic) + thread_idx_x() * size;
-        run_d1::<T, FUSED_PIPELINE>(
-            table,
-            sh.steps as usize,
-            *chol,
-            *start,
-            sh.increments != 0,
-            &mut z,
-            stack,
-            block * size,
-            &mut sink,
+        buffer_small_io::<T, 1, FUSED_PIPELINE, _, _>(
+            dynamic,
+            coef,
+            idx,
+            sh.steps,
+            sh.slots,
+            chol,
+            start,
+            sh.increments,
+            paths,
+            move |p| (z, BufferSink32 { out, paths, p }),
         )
-    };
+    }
 }
 
 /// The body of the general fused kernels (`bridge_philox_*`, `bridge_sobol_*`: d > 1, more than
@@ -1660,11 +1645,11 @@ macro_rules! bridge_kernels {
                 // SAFETY: forwarded from this kernel's contract; fused_fast_d1 holds (checked);
                 // the barrier in `stage_table` orders the schedule's copy before its reads; the
                 // strategy reads its rows in step order, one per step (d = 1).
-                unsafe { run_fused_d1::<$t>(sh, dynamic, coef, idx, chol, start, out, p, z) }
+                unsafe { run_fused_d1::<$t>(sh, dynamic, coef, idx, chol, start, out, z) }
             } else {
                 let z = PhiloxNormals::new(seed, p as u64);
                 // SAFETY: forwarded from this kernel's contract; fused_fast_d1 holds (checked).
-                unsafe { run_fused_d1::<$t>(sh, dynamic, coef, idx, chol, start, out, p, z) }
+                unsafe { run_fused_d1::<$t>(sh, dynamic, coef, idx, chol, start, out, z) }
             }
         }
 
@@ -1706,7 +1691,7 @@ macro_rules! bridge_kernels {
                 // barrier in `stage_table` comes before any read.
                 let z = unsafe { stage_sobol(dirs, low, steps, offset, base) };
                 // SAFETY: forwarded from this kernel's contract.
-                unsafe { run_fused_d1::<$t>(sh, dynamic, coef, idx, chol, start, out, p, z) }
+                unsafe { run_fused_d1::<$t>(sh, dynamic, coef, idx, chol, start, out, z) }
             } else if fused_sobol_pairs(steps as usize, dims as usize, slots as usize, block, paths as usize, size) {
                 let base = shared_addr(dynamic)
                     + fused_base_bytes(steps as usize, dims as usize, slots as usize, block, paths as usize, size)
@@ -1716,13 +1701,13 @@ macro_rules! bridge_kernels {
                 // barrier in `stage_table` comes before any read.
                 let z = unsafe { stage_sobol_global(dirs, low, steps, offset, base) };
                 // SAFETY: forwarded from this kernel's contract.
-                unsafe { run_fused_d1::<$t>(sh, dynamic, coef, idx, chol, start, out, p, z) }
+                unsafe { run_fused_d1::<$t>(sh, dynamic, coef, idx, chol, start, out, z) }
             } else {
                 // SAFETY: dirs holds steps·32 words (contract, d = 1).
                 let dirs = unsafe { from_raw_parts(dirs, steps as usize * BITS) };
                 let z = SobolNormals { dirs, point: offset.wrapping_add(p) };
                 // SAFETY: forwarded from this kernel's contract.
-                unsafe { run_fused_d1::<$t>(sh, dynamic, coef, idx, chol, start, out, p, z) }
+                unsafe { run_fused_d1::<$t>(sh, dynamic, coef, idx, chol, start, out, z) }
             }
         }
 
