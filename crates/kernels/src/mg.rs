@@ -121,7 +121,13 @@ const S2_BATCH: usize = 8;
 /// As [`build_groups`]; `params.s == 2`, `params.p ≤ S2_MAX_P`, the scores buffer zeroed
 /// before pass 0 (state 0: both scores 0).
 #[inline(always)]
-unsafe fn pass_groups_s2(params: &MgParams, b: &MgBuffers, pass: Pass, first: u64, stride: u64) -> u64 {
+unsafe fn pass_groups_s2<const STANDALONE: bool>(
+    params: &MgParams,
+    b: &MgBuffers,
+    pass: Pass,
+    first: u64,
+    stride: u64,
+) -> u64 {
     // One monomorphised loop per kind of pass (no per-agent branches on it): settle and vote
     // (the same table word when h div 32 agrees, always for m ≤ 5), vote only (pass 0),
     // settle only (pass p).
@@ -129,11 +135,34 @@ unsafe fn pass_groups_s2(params: &MgParams, b: &MgBuffers, pass: Pass, first: u6
     unsafe {
         match (pass.settle, pass.vote) {
             (Some((hs, _)), Some((_, hv))) if hs >> 5 == hv >> 5 => {
-                s2_groups::<true, true, true>(params, b, pass, first, stride)
+                s2_pass_kind::<STANDALONE, true, true, true>(params, b, pass, first, stride)
             }
-            (Some(_), Some(_)) => s2_groups::<true, true, false>(params, b, pass, first, stride),
-            (None, _) => s2_groups::<false, true, false>(params, b, pass, first, stride),
-            (Some(_), None) => s2_groups::<true, false, false>(params, b, pass, first, stride),
+            (Some(_), Some(_)) => s2_pass_kind::<STANDALONE, true, true, false>(params, b, pass, first, stride),
+            (None, _) => s2_pass_kind::<STANDALONE, false, true, false>(params, b, pass, first, stride),
+            (Some(_), None) => s2_pass_kind::<STANDALONE, true, false, false>(params, b, pass, first, stride),
+        }
+    }
+}
+
+/// One kind of pass in the distributed form ([`s2_groups`]) or the standalone one
+/// ([`s2_groups_standalone`], `STANDALONE`).
+///
+/// # Safety
+/// As [`s2_groups`].
+#[inline(always)]
+unsafe fn s2_pass_kind<const STANDALONE: bool, const SETTLE: bool, const VOTE: bool, const SAME: bool>(
+    params: &MgParams,
+    b: &MgBuffers,
+    pass: Pass,
+    first: u64,
+    stride: u64,
+) -> u64 {
+    // SAFETY: forwarded.
+    unsafe {
+        if STANDALONE {
+            s2_groups_standalone::<SETTLE, VOTE, SAME>(params, b, pass, first, stride)
+        } else {
+            s2_groups::<SETTLE, VOTE, SAME>(params, b, pass, first, stride)
         }
     }
 }
@@ -256,25 +285,6 @@ unsafe fn s2_agent<const SETTLE: bool, const VOTE: bool>(
     }
     // SAFETY: the caller's contract.
     unsafe { *st = out as i16 };
-}
-
-/// [`pass_groups_s2`] in the standalone form ([`s2_groups_standalone`]).
-///
-/// # Safety
-/// As [`pass_groups_s2`].
-#[inline(always)]
-unsafe fn pass_groups_s2_standalone(params: &MgParams, b: &MgBuffers, pass: Pass, first: u64, stride: u64) -> u64 {
-    // SAFETY: forwarded (every arm).
-    unsafe {
-        match (pass.settle, pass.vote) {
-            (Some((hs, _)), Some((_, hv))) if hs >> 5 == hv >> 5 => {
-                s2_groups_standalone::<true, true, true>(params, b, pass, first, stride)
-            }
-            (Some(_), Some(_)) => s2_groups_standalone::<true, true, false>(params, b, pass, first, stride),
-            (None, _) => s2_groups_standalone::<false, true, false>(params, b, pass, first, stride),
-            (Some(_), None) => s2_groups_standalone::<true, false, false>(params, b, pass, first, stride),
-        }
-    }
 }
 
 /// [`s2_groups`] for the standalone kernel: the batches load and store through
@@ -416,7 +426,7 @@ fn s2_play<const SETTLE: bool, const VOTE: bool>(
 unsafe fn pass_groups<const S2: bool>(params: &MgParams, b: &MgBuffers, pass: Pass, first: u64, stride: u64) -> u64 {
     if S2 {
         // SAFETY: forwarded.
-        return unsafe { pass_groups_s2(params, b, pass, first, stride) };
+        return unsafe { pass_groups_s2::<false>(params, b, pass, first, stride) };
     }
     let rng = b.rng as *mut Xsadd;
     let prevs = b.rng_prev as *mut Xsadd;
@@ -660,7 +670,7 @@ unsafe fn standalone_impl<const S2: bool>(params: MgParams, sb: MgStandaloneBuff
             // SAFETY: as above.
             let mine = unsafe {
                 if S2 {
-                    pass_groups_s2_standalone(&params, &b, pass, t, threads)
+                    pass_groups_s2::<true>(&params, &b, pass, t, threads)
                 } else {
                     pass_groups::<false>(&params, &b, pass, t, threads)
                 }
