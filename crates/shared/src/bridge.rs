@@ -115,6 +115,12 @@ pub fn buffer_stack_bytes(slots: usize, dims: usize, block: usize, elem: usize) 
     if stack_fits_shared(slots, dims, block) { (slots * dims * block * elem).div_ceil(16) * 16 } else { 0 }
 }
 
+/// Bytes of a strategy of `steps` steps staged in shared memory: its coefficient rows
+/// (`COEFS·elem` bytes each) followed by its index rows (`INDICES·4`).
+pub fn table_bytes(steps: usize, elem: usize) -> usize {
+    steps * (COEFS * elem + INDICES * 4)
+}
+
 /// Bytes of dynamic shared memory a launch of the buffer kernels needs: the stack
 /// ([`buffer_stack_bytes`]), then on the specialised path ([`buffer_fast`]) the strategy's
 /// `steps` coefficient rows (`COEFS·elem` bytes each) followed by its index rows (`INDICES·4`).
@@ -123,7 +129,7 @@ pub fn buffer_stack_bytes(slots: usize, dims: usize, block: usize, elem: usize) 
 pub fn buffer_shared_bytes(steps: usize, dims: usize, slots: usize, block: usize, paths: usize, elem: usize) -> usize {
     let lanes = buffer_lanes(steps, dims, slots, block, paths, elem);
     let stack = buffer_stack_bytes(slots, dims, block, elem * lanes);
-    if buffer_fast(steps, dims, slots, block, paths) { stack + steps * (COEFS * elem + INDICES * 4) } else { stack }
+    if buffer_fast(steps, dims, slots, block, paths) { stack + table_bytes(steps, elem) } else { stack }
 }
 
 /// `store` of a step whose value no later step reads.
@@ -718,7 +724,7 @@ pub fn fused_fast_d1(steps: usize, dims: usize, slots: usize, block: usize, path
 /// `steps` coefficient and index rows, as in [`buffer_shared_bytes`].
 pub fn fused_base_bytes(steps: usize, dims: usize, slots: usize, block: usize, paths: usize, elem: usize) -> usize {
     let stack = buffer_stack_bytes(slots, dims, block, elem);
-    if fused_fast_d1(steps, dims, slots, block, paths) { stack + steps * (COEFS * elem + INDICES * 4) } else { stack }
+    if fused_fast_d1(steps, dims, slots, block, paths) { stack + table_bytes(steps, elem) } else { stack }
 }
 
 /// Whether the fused Sobol kernels use the warp method ([`sobol::warp_shared_bytes`]): its
