@@ -2,8 +2,9 @@
 //! validation runs everywhere; launcher checks use the GPU when present.
 
 use lockstep::Error;
-use lockstep::kernels::atomics::{Atomics, CounterKind, Method, check_method};
-use lockstep::reference::atomics::{self as cpu, HimenoProblem};
+use lockstep::histogram::{Atomics, CounterKind, Method, check_method};
+use lockstep::histogram as cpu;
+use lockstep::himeno::{self, HimenoProblem};
 use lockstep_parity::gpu;
 
 fn why(e: Error) -> String {
@@ -68,7 +69,7 @@ fn bad_weights_are_refused() {
 fn himeno_sizes_and_lengths_are_checked() {
     let e = HimenoProblem::by_name("XXL").unwrap_err().to_string();
     assert!(e.contains("no size named \"XXL\"") && e.contains("XS, S, M, L, XL"), "{e}");
-    assert_eq!(cpu::grid_of("m").unwrap(), (257, 129, 129));
+    assert_eq!(himeno::grid_of("m").unwrap(), (257, 129, 129));
     let e = HimenoProblem::benchmark(2, 10, 10).unwrap_err().to_string();
     assert!(e.contains("at least 3"), "{e}");
     assert!(matches!(HimenoProblem::benchmark(70_000, 3, 3), Err(Error::TooLarge { .. })));
@@ -76,7 +77,7 @@ fn himeno_sizes_and_lengths_are_checked() {
     pr.b.pop();
     let e = pr.check().unwrap_err();
     assert!(matches!(e, Error::LengthMismatch { arg: "b", expected: 192, got: 191 }), "{e}");
-    assert!(cpu::himeno_seq(&pr, 1).is_err());
+    assert!(himeno::himeno_seq(&pr, 1).is_err());
 }
 
 #[test]

@@ -6,8 +6,9 @@
 //!   sums bit-identical, native f64 weighted sums within rounding;
 //! - Himeno: pressure bit-identical after k sweeps, gosa bit-identical in the tree mode.
 
-use lockstep::kernels::atomics::{Atomics, Method};
-use lockstep::reference::atomics::{self as cpu, HimenoProblem};
+use lockstep::histogram::{Atomics, Method};
+use lockstep::histogram as cpu;
+use lockstep::himeno::{self, HimenoProblem};
 use lockstep_cuda_std::aggregate::{Aggregate, lanes};
 use lockstep_parity::data::SplitMix64;
 use lockstep_parity::{assert_bits_eq, config, data, gpu};
@@ -30,7 +31,7 @@ fn blocks() -> impl Strategy<Value = u32> {
 }
 
 /// Values for the probes: small positive integers, so every sum is exact in every type.
-trait Small: Aggregate + lockstep::kernels::atomics::ProbeValue + PartialOrd + std::fmt::Debug {
+trait Small: Aggregate + lockstep::foundation::ProbeValue + PartialOrd + std::fmt::Debug {
     fn small(v: u32) -> Self;
 }
 macro_rules! small {
@@ -85,7 +86,7 @@ fn probe_case<T: Small>(
 
 /// One warp (n ≤ 32, block 32): the returns are deterministic, exactly the lane model's, for
 /// arbitrary float values too.
-fn one_warp_case<T: Aggregate + lockstep::kernels::atomics::ProbeValue + lockstep_parity::Bits>(
+fn one_warp_case<T: Aggregate + lockstep::foundation::ProbeValue + lockstep_parity::Bits>(
     a: &Atomics<'_>,
     method: Method,
     values: [T; 32],
@@ -201,7 +202,7 @@ fn launcher(gpu: &'static lockstep::Gpu, grid: Option<u32>) -> Result<Atomics<'s
     })
 }
 
-fn counts_case<T: lockstep::kernels::atomics::CountCounter + lockstep_parity::Bits>(
+fn counts_case<T: lockstep::histogram::CountCounter + lockstep_parity::Bits>(
     gpu: &'static lockstep::Gpu,
     method: Method,
     k: u64,
@@ -373,7 +374,7 @@ proptest! {
         let Some(gpu) = gpu()? else { return Ok(()) };
         let a = Atomics::new(gpu)?.with_himeno_planes(planes)?;
         let pr = random_problem(mi, mj, mk, seed, benchmark);
-        let want = cpu::himeno_seq(&pr, iters)?;
+        let want = himeno::himeno_seq(&pr, iters)?;
         let (p, gosa) = a.himeno(&pr, iters, mode, block)?;
         assert_bits_eq("himeno_jacobi pressure", &p, &want.p, |i| format!("point {i} of {mi}x{mj}x{mk}, {iters} sweeps, block {block:?}, {planes} planes"))?;
         if mode == gosa_via::TREE {
@@ -393,7 +394,7 @@ proptest! {
 fn himeno_gosa_reduce_and_jacobi_at_size_xs_match_the_cpu_in_every_mode() {
     let Some(gpu) = gpu().unwrap() else { return };
     let pr = HimenoProblem::by_name("XS").unwrap();
-    let want = cpu::himeno_par(&pr, 5).unwrap();
+    let want = himeno::himeno_par(&pr, 5).unwrap();
     let n_int = lockstep_shared::himeno::interior(pr.mi, pr.mj, pr.mk) as f64;
     for (mode, planes) in
         [gosa_via::PLAIN, gosa_via::AGGREGATED, gosa_via::TREE].into_iter().flat_map(|m| [1, 2, 3, 4].map(|q| (m, q)))

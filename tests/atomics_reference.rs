@@ -3,7 +3,8 @@
 //! exact rational arithmetic, Himeno against its closed form after one sweep and an independent
 //! f64 implementation; and sequential == rayon bit for bit. Never skipped.
 
-use lockstep::reference::atomics::{self as cpu, HimenoProblem};
+use lockstep::histogram as cpu;
+use lockstep::himeno::{self, HimenoProblem};
 use lockstep_parity::data::SplitMix64;
 use lockstep_shared::histogram::{from_fixed, pow2, to_fixed};
 
@@ -192,7 +193,7 @@ fn himeno_first_sweep_matches_the_closed_form() {
     // p = i²h with h = 1/(mi−1)², b = 0, a = c = 1, a3 = 1/6: s0 = 6p + 2h, so ss = h/3 at every
     // interior point and gosa = N·h²/9 (up to f32 rounding).
     let pr = HimenoProblem::by_name("XS").unwrap();
-    let r = cpu::himeno_seq(&pr, 1).unwrap();
+    let r = himeno::himeno_seq(&pr, 1).unwrap();
     let h = 1.0 / (64.0f64 * 64.0);
     let nint = (63 * 31 * 31) as f64;
     let want = nint * h * h / 9.0;
@@ -208,7 +209,7 @@ fn himeno_agrees_with_an_independent_f64_solver() {
     for (seed, (mi, mj, mk)) in [(1u64, (9u32, 7u32, 40u32)), (2, (5, 12, 3)), (3, (4, 4, 70))] {
         let pr = random_problem(mi, mj, mk, seed);
         let iters = 3;
-        let r = cpu::himeno_seq(&pr, iters).unwrap();
+        let r = himeno::himeno_seq(&pr, iters).unwrap();
         let (p64, gosa64) = himeno_f64(&pr, iters);
         for (i, (&a, &b)) in r.p.iter().zip(&p64).enumerate() {
             assert!((a as f64 - b).abs() <= 1e-5 * (1.0 + b.abs()), "p[{i}] {a} vs {b}");
@@ -222,8 +223,8 @@ fn himeno_agrees_with_an_independent_f64_solver() {
 fn himeno_sequential_and_rayon_agree_bit_for_bit() {
     for (mi, mj, mk) in [(9u32, 7u32, 40u32), (3, 3, 3), (6, 33, 35)] {
         let pr = random_problem(mi, mj, mk, 4);
-        let a = cpu::himeno_seq(&pr, 2).unwrap();
-        let b = cpu::himeno_par(&pr, 2).unwrap();
+        let a = himeno::himeno_seq(&pr, 2).unwrap();
+        let b = himeno::himeno_par(&pr, 2).unwrap();
         assert_eq!(
             a.p.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
             b.p.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
@@ -236,7 +237,7 @@ fn himeno_sequential_and_rayon_agree_bit_for_bit() {
 #[test]
 fn himeno_boundaries_never_change() {
     let pr = random_problem(6, 5, 9, 7);
-    let r = cpu::himeno_seq(&pr, 3).unwrap();
+    let r = himeno::himeno_seq(&pr, 3).unwrap();
     let (mi, mj, mk) = (6usize, 5usize, 9usize);
     for i in 0..mi {
         for j in 0..mj {
@@ -254,7 +255,7 @@ fn himeno_boundaries_never_change() {
 fn himeno_xs_sequential_and_tree_gosa_differ_only_by_f32_rounding() {
     // Both sum the same N = 60 543 positive terms in different orders: within N·ε relative.
     let pr = HimenoProblem::by_name("XS").unwrap();
-    let r = cpu::himeno_par(&pr, 5).unwrap();
+    let r = himeno::himeno_par(&pr, 5).unwrap();
     let rel = ((r.gosa_seq - r.gosa_tree) / r.gosa_tree).abs() as f64;
     eprintln!("XS after 5 sweeps: gosa_seq {:e}, gosa_tree {:e}, relative difference {rel:e}", r.gosa_seq, r.gosa_tree);
     assert!(rel <= 60_543.0 * f32::EPSILON as f64, "{rel}");

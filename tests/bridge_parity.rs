@@ -6,8 +6,8 @@
 mod bridge_common;
 
 use bridge_common::{normals, random_spec};
-use lockstep::kernels::bridge::{Bridge, Variant};
-use lockstep::reference::bridge::{self as cpu, Output, Plan, Precision, Source};
+use lockstep::bridge::{Bridge, Variant};
+use lockstep::bridge::{self as cpu, Output, Plan, Precision, Source};
 use lockstep_parity::{Bits, assert_bits_eq, config, gpu};
 use lockstep_shared::bridge::fused_fast_d1;
 use proptest::prelude::*;
@@ -186,7 +186,7 @@ proptest! {
 fn bridge_paper_shape_gpu_equals_cpu() -> Result<(), TestCaseError> {
     let Some(gpu) = gpu()? else { return Ok(()) };
     let bridge = Bridge::new(gpu)?;
-    let plan = Plan::new(&lockstep::reference::bridge::BridgeSpec::standard(64))?;
+    let plan = Plan::new(&lockstep::bridge::BridgeSpec::standard(64))?;
     let paths = 100_003;
     let z = normals::<f32>(plan.rows() * paths, 5);
     // Four paths per thread at an odd count (rows of every class mod 4, a partial last quad),
@@ -222,7 +222,7 @@ fn bridge_paper_shape_gpu_equals_cpu() -> Result<(), TestCaseError> {
 #[test]
 fn bridge_quads_widths_gpu_equal_cpu() -> Result<(), TestCaseError> {
     use lockstep_shared::bridge::buffer_lanes;
-    let bisection = Plan::new(&lockstep::reference::bridge::BridgeSpec::standard(64))?;
+    let bisection = Plan::new(&lockstep::bridge::BridgeSpec::standard(64))?;
     let wide = Plan::new(&random_spec(21, 100, 1, 0))?;
     // A random order whose stack fits shared memory at block 256 with 8-byte elements but not
     // with 16-byte ones (9 to 16 slots): pairs although the path count is a multiple of 4.
@@ -341,7 +341,7 @@ fn bridge_philox_d1_schedule_gpu_equals_cpu() -> Result<(), TestCaseError> {
     // The shapes take the intended ways (checked with or without a GPU, with the host's planner).
     for (k, (&(_, _, _, block, elem, cached), plan)) in cases.iter().zip(&plans).enumerate() {
         let reads: Vec<u32> = plan.tables::<f32>().idx.chunks_exact(8).map(|r| r[3]).collect();
-        let (_, slots) = lockstep::kernels::bridge::philox_schedule(&reads).expect("a schedule");
+        let (_, slots) = lockstep::bridge::philox_schedule(&reads).expect("a schedule");
         let (steps, stack, paths) = (plan.steps(), plan.stack_slots(), 1001 + 38 * k);
         assert!(fused_fast_d1(steps, 1, stack, block as usize, paths), "case {k}: fast d = 1 path");
         let got = fused_philox_cached(steps, 1, stack, block as usize, paths, elem, slots as usize);
@@ -375,7 +375,7 @@ fn bridge_philox_d1_schedule_gpu_equals_cpu() -> Result<(), TestCaseError> {
 /// case's lane count is checked against the intended one first.
 #[test]
 fn bridge_unaligned_slices_gpu_equal_cpu() -> Result<(), TestCaseError> {
-    use lockstep::kernels::bridge::DeviceSource;
+    use lockstep::bridge::DeviceSource;
     use lockstep::{CopyDestination, DeviceBuffer};
     use lockstep_shared::bridge::buffer_lanes_at;
     // (d, paths, offset of z in elements, offset of out in elements, expected lanes)

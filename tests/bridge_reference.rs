@@ -7,7 +7,7 @@ mod bridge_common;
 
 use approx::assert_relative_eq;
 use bridge_common::{naive, normals, random_spec};
-use lockstep::reference::bridge::{
+use lockstep::bridge::{
     self as br, BridgeSpec, Noise, Output, Plan, Source, bisection_order, first_then_bisection, forward_order,
 };
 use lockstep_parity::{assert_bits_eq, config};
@@ -519,7 +519,7 @@ proptest! {
     /// order kind.
     #[test]
     fn philox_schedule_computes_each_block_once(seed: u64, n in 1usize..128, kind in 0u8..4) {
-        use lockstep::kernels::bridge::philox_schedule;
+        use lockstep::bridge::philox_schedule;
         let plan = Plan::new(&random_spec(seed, n, 1, kind))?;
         let reads = reads_d1(&plan);
         let Some((ops, slots)) = philox_schedule(&reads) else {
@@ -537,7 +537,7 @@ proptest! {
 /// 46, with a small word cache; rows read twice keep their word until the last read.
 #[test]
 fn philox_schedule_of_the_paper_shape() -> Result<(), TestCaseError> {
-    use lockstep::kernels::bridge::philox_schedule;
+    use lockstep::bridge::philox_schedule;
     use lockstep_shared::bridge::philox::COMPUTE;
     let plan = Plan::new(&BridgeSpec::standard(64))?;
     let reads = reads_d1(&plan);

@@ -1,7 +1,7 @@
 //! Bad input: every refusal is a typed error with a message a user understands, and nothing
 //! is launched or written. The pure checks run everywhere; the launcher checks need a GPU.
 
-use lockstep::kernels::foundation::Foundation;
+use lockstep::foundation::Foundation;
 use lockstep::launch::{Grid1d, block_size, expect_len, len_u32};
 use lockstep::{Error, Gpu};
 use lockstep_parity::gpu;

@@ -3,7 +3,7 @@
 //! Runs everywhere, never skipped.
 
 use approx::assert_relative_eq;
-use lockstep::reference::foundation as cpu;
+use lockstep::foundation as cpu;
 use lockstep_parity::{assert_bits_eq, config, data};
 use proptest::prelude::*;
 

@@ -2,8 +2,8 @@
 //! any allocation or launch. The pure checks run everywhere; the launcher checks need a GPU.
 
 use lockstep::Error;
-use lockstep::kernels::mg::{Distributed, Mg};
-use lockstep::reference::mg::{play, validate};
+use lockstep::mg::{Distributed, Mg};
+use lockstep::mg::{play, validate};
 use lockstep_parity::gpu;
 use lockstep_shared::mg::MgParams;
 

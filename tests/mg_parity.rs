@@ -4,8 +4,8 @@
 //! standalone models, for random small games, group counts that do not divide n, and several
 //! block shapes and grid sizes; plus outcomes of larger games without trace.
 
-use lockstep::kernels::mg::{Distributed, Mg};
-use lockstep::reference::mg::{Trace, play};
+use lockstep::mg::{Distributed, Mg};
+use lockstep::mg::{Trace, play};
 use lockstep_parity::{assert_bits_eq, config, gpu};
 use lockstep_shared::mg::MgParams;
 use proptest::prelude::*;

@@ -6,7 +6,7 @@
 //! phenomenon (Fig. 1) at CI size.
 
 use approx::assert_abs_diff_eq;
-use lockstep::reference::mg::{JumpTable, Trace, mean_winner_ratio, play, setup, validate};
+use lockstep::mg::{JumpTable, Trace, mean_winner_ratio, play, setup, validate};
 use lockstep_parity::config;
 use lockstep_shared::mg::{Layout, MgParams};
 use lockstep_shared::xsadd::{Gf2Matrix, Xsadd};
@@ -344,7 +344,7 @@ fn setup_streams_do_not_overlap() {
         let params = validate(n, 3, 2, 9, g).unwrap();
         let lay = Layout::of(&params);
         for gr in 0..g {
-            assert!(lockstep::reference::mg::draws_of_group(&params, gr) as u128 <= lay.group_stride);
+            assert!(lockstep::mg::draws_of_group(&params, gr) as u128 <= lay.group_stride);
         }
         assert!(lay.trial_stride >= lay.r);
         let s = setup(&params, 1, 2);

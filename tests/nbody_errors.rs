@@ -2,9 +2,9 @@
 //! any allocation or launch. Pure validation runs everywhere; launcher checks need a GPU.
 
 use lockstep::Error;
-use lockstep::kernels::matmul::{MatKernel, Matmul, dims};
-use lockstep::kernels::nbody::{DeviceSystem, Method, Mode, Nbody, Params, System, ensure_fits, validate};
-use lockstep::reference::nbody::{init, run_seq};
+use lockstep::matmul::{MatKernel, Matmul, dims};
+use lockstep::nbody::{DeviceSystem, Method, Mode, Nbody, Params, System, ensure_fits, validate};
+use lockstep::nbody::{init, run_seq};
 use lockstep_parity::gpu;
 
 fn good() -> (Params<f64>, System<f64>) {

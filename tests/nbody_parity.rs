@@ -2,10 +2,10 @@
 //! tolerance) and the integer matrix product (exact). Proptest; skipped without a GPU.
 //! Body counts are random (mostly not multiples of the block = tile size), several block sizes.
 
-use lockstep::kernels::matmul::{MatKernel, Matmul};
-use lockstep::kernels::nbody::{Method, Mode, Nbody, NbodyFloat, Params, System};
-use lockstep::reference::matmul as mcpu;
-use lockstep::reference::nbody::{self as cpu, init};
+use lockstep::matmul::{MatKernel, Matmul};
+use lockstep::nbody::{Method, Mode, Nbody, NbodyFloat, Params, System};
+use lockstep::matmul as mcpu;
+use lockstep::nbody::{self as cpu, init};
 use lockstep_parity::{assert_bits_eq, config, data, gpu};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -177,7 +177,7 @@ fn nbody_global_and_shared_agree_with_cpu_on_larger_systems() -> Result<(), Test
     Ok(())
 }
 
-fn matrices<T: lockstep::kernels::matmul::MatElem>(n: usize, seed: u64, model: bool, wide: bool) -> (Vec<T>, Vec<T>) {
+fn matrices<T: lockstep::matmul::MatElem>(n: usize, seed: u64, model: bool, wide: bool) -> (Vec<T>, Vec<T>) {
     if model {
         return (mcpu::model_matrix(n), mcpu::model_matrix(n));
     }
@@ -189,7 +189,7 @@ fn matrices<T: lockstep::kernels::matmul::MatElem>(n: usize, seed: u64, model: b
     ((0..n * n).map(&mut draw).collect(), (0..n * n).map(&mut draw).collect())
 }
 
-fn matmul_case<T: lockstep::kernels::matmul::MatElem + Into<i64>>(
+fn matmul_case<T: lockstep::matmul::MatElem + Into<i64>>(
     kernel: MatKernel,
     n: usize,
     seed: u64,

@@ -2,7 +2,7 @@
 //! in the user's order (all N+2 points kept, neighbours found by scanning).
 #![allow(dead_code)]
 
-use lockstep::reference::bridge::{BridgeSpec, Noise, Plan, Precision, bisection_order, first_then_bisection};
+use lockstep::bridge::{BridgeSpec, Noise, Plan, Precision, bisection_order, first_then_bisection};
 use lockstep_parity::data::SplitMix64;
 use lockstep_shared::bridge::{MAX_DIMS, interpolate, noise, weights};
 

@@ -4,8 +4,8 @@
 
 use crate::plot::{Scale, Series, line_chart};
 use lockstep::Gpu;
-use lockstep::kernels::bridge::Bridge;
-use lockstep::reference::bridge::{self as cpu, BridgeSpec, Noise, Output, Plan, Precision, Source, forward_order};
+use lockstep::bridge::Bridge;
+use lockstep::bridge::{self as cpu, BridgeSpec, Noise, Output, Plan, Precision, Source, forward_order};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 

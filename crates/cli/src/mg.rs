@@ -2,8 +2,8 @@
 //! averaged over trials against the step (the paper's Fig. 1).
 
 use crate::plot::{Scale, Series, line_chart};
-use lockstep::kernels::mg::{Distributed, Mg};
-use lockstep::reference::mg::{play, validate, winner_ratio};
+use lockstep::mg::{Distributed, Mg};
+use lockstep::mg::{play, validate, winner_ratio};
 
 /// Which model plays.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]

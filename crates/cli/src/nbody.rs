@@ -5,8 +5,8 @@
 use crate::plot::{Scale, Series, line_chart};
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
-use lockstep::kernels::nbody::{Method, Mode, Nbody, NbodyFloat, Params, System};
-use lockstep::reference::nbody::{self as cpu, energy, init, momentum};
+use lockstep::nbody::{Method, Mode, Nbody, NbodyFloat, Params, System};
+use lockstep::nbody::{self as cpu, energy, init, momentum};
 use lockstep::{Error, Gpu};
 use std::path::{Path, PathBuf};
 
@@ -84,7 +84,7 @@ struct Record {
 
 fn go<T: NbodyFloat>(args: &Args, mut sys: System<T>) -> Result<()> {
     let p = Params { g: T::from_f64(args.g), eps: T::from_f64(args.eps), dt: T::from_f64(args.dt) };
-    lockstep::kernels::nbody::validate(&p, &sys)?;
+    lockstep::nbody::validate(&p, &sys)?;
     let n = sys.len();
     let every = args.every.unwrap_or(args.steps.div_ceil(100)).max(1);
     let method = if args.kernel == "global" { Method::Global } else { Method::Shared };

@@ -1,12 +1,20 @@
 //! The one error type of the host API.
 
+#[cfg(feature = "gpu")]
 use cust::error::CudaError;
 
 /// What went wrong, with enough context to act on it.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// No usable CUDA device (no driver, no GPU, or the driver refused to initialise).
+    /// No CUDA driver: `libcuda.so.1` cannot be opened (no NVIDIA driver installed), or lockstep
+    /// was built without its `gpu` feature. The CPU twins still run.
+    #[error("no CUDA driver: {reason}")]
+    NoDriver {
+        /// Why (the loader's message, or the missing feature).
+        reason: String,
+    },
+    /// No usable CUDA device: the driver is installed but has no GPU, or refused to initialise.
     #[error("no CUDA device: {reason}")]
     NoDevice {
         /// What the driver said.
@@ -41,6 +49,7 @@ pub enum Error {
         why: String,
     },
     /// The driver could not load the PTX module.
+    #[cfg(feature = "gpu")]
     #[error(
         "the PTX module failed to load ({source}); was it built for a newer architecture than this GPU, or is it not PTX?"
     )]
@@ -61,6 +70,7 @@ pub enum Error {
         name: &'static str,
     },
     /// A CUDA driver call failed.
+    #[cfg(feature = "gpu")]
     #[error("CUDA call `{call}` failed: {source}")]
     Cuda {
         /// The call, e.g. `cuLaunchKernel(saxpy)`.
@@ -73,6 +83,7 @@ pub enum Error {
 /// `Result` with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+#[cfg(feature = "gpu")]
 /// Maps a driver error to [`Error::Cuda`] naming the call: `.map_err(cuda("cuMemAlloc"))`.
 pub fn cuda(call: &'static str) -> impl Fn(CudaError) -> Error {
     move |source| Error::Cuda { call, source }

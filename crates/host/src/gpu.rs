@@ -6,6 +6,7 @@ use cust::context::{Context, CurrentContext};
 use cust::device::Device;
 use cust::function::Function;
 use cust::module::Module;
+use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy};
 use cust::stream::{Stream, StreamFlags};
 use std::ffi::c_void;
 
@@ -38,7 +39,8 @@ impl Gpu {
 
     /// GPU number `ordinal` with the given PTX module text.
     ///
-    /// Errors: [`Error::NoDevice`] when the driver cannot initialise or there is no such GPU,
+    /// Errors: [`Error::NoDriver`] when no CUDA driver is installed (`libcuda.so.1` cannot be
+    /// opened), [`Error::NoDevice`] when the driver cannot initialise or there is no such GPU,
     /// [`Error::InvalidPtx`] for text the driver cannot take (a NUL byte), and
     /// [`Error::ModuleLoad`] when the driver rejects the module.
     pub fn with_ptx(ordinal: u32, ptx: &str) -> Result<Gpu> {
@@ -124,6 +126,7 @@ impl Gpu {
 
 /// Initialises the driver and opens GPU `ordinal`, or says why there is none.
 fn open_device(ordinal: u32) -> Result<Device> {
+    crate::driver::load().map_err(|reason| Error::NoDriver { reason })?;
     cust::init(cust::CudaFlags::empty())
         .map_err(|e| Error::NoDevice { reason: format!("the CUDA driver did not initialise ({e})") })?;
     let count = Device::num_devices().map_err(|e| Error::NoDevice { reason: format!("cannot count devices ({e})") })?;
@@ -136,4 +139,37 @@ fn open_device(ordinal: u32) -> Result<Device> {
 /// A kernel argument for [`Gpu::launch`]: a pointer to the value.
 pub(crate) fn arg<T>(value: &T) -> *mut c_void {
     value as *const T as *mut c_void
+}
+
+/// Copies `data` to a new device buffer.
+pub(crate) fn upload<T: DeviceCopy>(data: &[T]) -> Result<DeviceBuffer<T>> {
+    DeviceBuffer::from_slice(data).map_err(cuda("cuMemcpyHtoD"))
+}
+
+/// Copies a device buffer back into a new vector (same length by construction).
+pub(crate) fn download<T: DeviceCopy + Default + Clone>(buf: &DeviceBuffer<T>) -> Result<Vec<T>> {
+    let mut out = vec![T::default(); buf.len()];
+    buf.copy_to(&mut out[..]).map_err(cuda("cuMemcpyDtoH"))?;
+    Ok(out)
+}
+
+/// Copies a device buffer into `dst`, whose length the caller has checked.
+pub(crate) fn download_into<T: DeviceCopy>(buf: &DeviceBuffer<T>, dst: &mut [T]) -> Result<()> {
+    crate::launch::expect_len("output", dst.len(), buf.len())?;
+    buf.copy_to(dst).map_err(cuda("cuMemcpyDtoH"))
+}
+
+/// Enqueues a device-to-device copy of `src` into `dst` on the GPU's stream (the bandwidth
+/// yardstick of the benchmarks). Lengths must match.
+pub fn copy_on_device<T: DeviceCopy>(
+    gpu: &Gpu,
+    src: &cust::memory::DeviceSlice<T>,
+    dst: &mut cust::memory::DeviceSlice<T>,
+) -> Result<()> {
+    use cust::memory::AsyncCopyDestination;
+    crate::launch::expect_len("dst", dst.len(), src.len())?;
+    gpu.bind()?;
+    // SAFETY: both slices are live device allocations of equal length (checked), borrowed for
+    // the call; the copy is ordered on the stream before any later use of `dst`.
+    unsafe { dst.async_copy_from(src, gpu.stream()) }.map_err(cuda("cuMemcpyDtoDAsync"))
 }

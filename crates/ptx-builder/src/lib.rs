@@ -4,7 +4,7 @@
 //! backend and returns one self-contained PTX module:
 //!
 //! ```text
-//! cargo rustc -p <crate> --lib --profile ptx --target nvptx64-nvidia-cuda -Zbuild-std=core \
+//! rustup run <channel of rust-toolchain.toml> cargo rustc -p <crate> --lib --profile ptx --target nvptx64-nvidia-cuda -Zbuild-std=core \
 //!       --target-dir <own dir> -- --emit=asm -C linker=true        (RUSTFLAGS: -C target-cpu=<arch>)
 //! ```
 //!
@@ -130,7 +130,11 @@ impl fmt::Display for BuildError {
             BuildError::BadArch(s) => {
                 write!(f, "unknown GPU architecture `{s}`: expected sm_NN with NN >= 70 (e.g. sm_70, sm_80, sm_90)")
             }
-            BuildError::Spawn(e) => write!(f, "could not run cargo for the device crate: {e}"),
+            BuildError::Spawn(e) => write!(
+                f,
+                "could not run `rustup run <pinned toolchain> cargo` for the device crate ({e}); install rustup \
+                 (https://rustup.rs), then `rustup toolchain install` in lockstep's checkout"
+            ),
             BuildError::Compile { command, output } => {
                 write!(f, "building the device crate failed\ncommand: {command}\n--- compiler output ---\n{output}")
             }
@@ -146,6 +150,10 @@ impl std::error::Error for BuildError {}
 /// Environment variables of an enclosing cargo (a build script's) that must not leak into the
 /// device build: they carry host flags, another target directory or wrappers.
 const SCRUBBED_ENV: &[&str] = &[
+    "RUSTC",
+    "RUSTDOC",
+    "CARGO",
+    "RUSTUP_TOOLCHAIN",
     "RUSTFLAGS",
     "CARGO_ENCODED_RUSTFLAGS",
     "CARGO_BUILD_RUSTFLAGS",
@@ -169,10 +177,11 @@ const SCRUBBED_ENV: &[&str] = &[
 /// Compiles the device crate to PTX, checks it, and writes it to
 /// `<target_dir>/<crate>.<arch>.ptx`.
 pub fn build(opts: &BuildOptions) -> Result<BuiltPtx, BuildError> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let toolchain = pinned_toolchain(&opts.manifest_path)?;
     let crate_name = opts.package.replace('-', "_");
-    let mut cmd = Command::new(&cargo);
-    cmd.arg("rustc")
+    let mut cmd = Command::new("rustup");
+    cmd.args(["run", &toolchain, "cargo"])
+        .arg("rustc")
         .arg("--manifest-path")
         .arg(&opts.manifest_path)
         .args(["-p", &opts.package, "--lib", "--profile", "ptx", "--target", TARGET])
@@ -199,6 +208,19 @@ pub fn build(opts: &BuildOptions) -> Result<BuiltPtx, BuildError> {
     let path = opts.target_dir.join(format!("{crate_name}.{}.ptx", opts.arch.name()));
     write_if_changed(&path, &ptx)?;
     Ok(BuiltPtx { path, ptx, entries })
+}
+
+/// The `channel` of the `rust-toolchain.toml` beside `manifest_path`: the one toolchain the
+/// device crate is built with, whatever toolchain runs the caller.
+pub fn pinned_toolchain(manifest_path: &Path) -> Result<String, BuildError> {
+    let file = manifest_path.with_file_name("rust-toolchain.toml");
+    let text = std::fs::read_to_string(&file).map_err(|e| BuildError::Io(file.clone(), e))?;
+    text.lines()
+        .find_map(|l| {
+            let (key, value) = l.split_once('=')?;
+            (key.trim() == "channel").then(|| value.trim().trim_matches('"').to_string())
+        })
+        .ok_or_else(|| BuildError::InvalidModule(format!("{} names no `channel`", file.display())))
 }
 
 fn write_if_changed(path: &Path, text: &str) -> Result<(), BuildError> {

@@ -4,8 +4,8 @@
 //! and all threads. Metric as in the paper: bytes of Z read + bytes of X written over the
 //! CUDA-event median.
 
-use lockstep::kernels::bridge::{Bridge, DevicePlan, DeviceSource, Variant};
-use lockstep::reference::bridge::{self as cpu, BridgeSpec, Noise, Output, Plan, Precision, Source, forward_order};
+use lockstep::bridge::{Bridge, DevicePlan, DeviceSource, Variant};
+use lockstep::bridge::{self as cpu, BridgeSpec, Noise, Output, Plan, Precision, Source, forward_order};
 use lockstep::timing::time_gpu;
 use lockstep::{DeviceBuffer, Gpu};
 use std::time::Instant;
@@ -104,7 +104,7 @@ fn run_precision<T: Precision>(
     bridge.normals_on_device(&dp, DeviceSource::Philox { seed: 1 }, paths, &mut z)?;
     gpu.synchronize()?;
     // Bounds, same run, same size.
-    let copy = time_gpu(gpu, 5, args.runs, || lockstep::kernels::copy_on_device(gpu, &z, &mut out))?;
+    let copy = time_gpu(gpu, 5, args.runs, || lockstep::gpu::copy_on_device(gpu, &z, &mut out))?;
     let mut words = DeviceBuffer::from_slice(&vec![0u32; len * std::mem::size_of::<T>() / 4])?;
     let write = time_gpu(gpu, 5, args.runs, || {
         // SAFETY: `words` is a live device allocation (as many bytes as `out`); the memset is

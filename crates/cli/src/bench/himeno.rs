@@ -2,8 +2,8 @@
 //! atomics, aggregated atomics and the deterministic tree; MFLOPS as Himeno reports them, next
 //! to the bandwidth bound of the bytes each sweep must move.
 
-use lockstep::kernels::atomics::Atomics;
-use lockstep::reference::atomics::{self as cpu, HimenoProblem};
+use lockstep::himeno::Atomics;
+use lockstep::himeno::{self, HimenoProblem};
 use lockstep::timing::time_gpu;
 use lockstep::{DeviceBuffer, Gpu};
 use lockstep_shared::himeno::{BYTES_PER_POINT, FLOPS_PER_POINT, gosa_via, interior};
@@ -67,7 +67,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let big = 1usize << 28;
     let src = DeviceBuffer::from_slice(&vec![1.0f32; big])?;
     let mut dst = DeviceBuffer::from_slice(&vec![0.0f32; big])?;
-    let copy = time_gpu(&gpu, 2, 10, || lockstep::kernels::copy_on_device(&gpu, &src, &mut dst))?;
+    let copy = time_gpu(&gpu, 2, 10, || lockstep::gpu::copy_on_device(&gpu, &src, &mut dst))?;
     let copy_gbs = 8.0 * big as f64 / copy.median_ms() / 1e6;
     drop((src, dst));
     println!("GPU: {}", gpu.name());
@@ -141,8 +141,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let small = pts <= interior(257, 129, 129) as f64;
         if args.cpu_iters > 0 && small {
             for (label, f) in [
-                ("cpu-1", cpu::himeno_seq as fn(&HimenoProblem, u32) -> lockstep::Result<cpu::HimenoResult>),
-                ("cpu-par", cpu::himeno_par),
+                ("cpu-1", himeno::himeno_seq as fn(&HimenoProblem, u32) -> lockstep::Result<himeno::HimenoResult>),
+                ("cpu-par", himeno::himeno_par),
             ] {
                 let t0 = Instant::now();
                 let r = f(&pr, args.cpu_iters)?;

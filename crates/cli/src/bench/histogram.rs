@@ -2,8 +2,8 @@
 //! …, 10^7 equal bins) by every method, next to the read-once floor and the peers' times.
 
 use crate::plot::{Scale, Series, line_chart};
-use lockstep::kernels::atomics::{Atomics, CounterKind, Method, check_method};
-use lockstep::reference::atomics as cpu;
+use lockstep::histogram::{Atomics, CounterKind, Method, check_method};
+use lockstep::histogram as cpu;
 use lockstep::timing::time_gpu;
 use lockstep::{DeviceBuffer, Gpu};
 use std::time::Instant;
@@ -89,7 +89,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
     // The floor: the input read once, at the bandwidth of a device-to-device copy of it.
     let mut copy_dst = DeviceBuffer::from_slice(&vec![0.0f64; args.n])?;
-    let copy = time_gpu(&gpu, 2, args.runs, || lockstep::kernels::copy_on_device(&gpu, &dx, &mut copy_dst))?;
+    let copy = time_gpu(&gpu, 2, args.runs, || lockstep::gpu::copy_on_device(&gpu, &dx, &mut copy_dst))?;
     let floor_ms = copy.median_ms() / 2.0;
     drop(copy_dst);
     println!("GPU: {}", gpu.name());

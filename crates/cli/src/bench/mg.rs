@@ -11,8 +11,8 @@
 //! game (reset, tables, all steps) after one small warm-up game.
 
 use lockstep::Gpu;
-use lockstep::kernels::mg::{Distributed, Mg, bytes_per_agent};
-use lockstep::reference::mg::{play, validate};
+use lockstep::mg::{Distributed, Mg, bytes_per_agent};
+use lockstep::mg::{play, validate};
 use lockstep::timing::time_gpu;
 use lockstep_shared::mg::MgParams;
 

@@ -1,6 +1,6 @@
 //! `lockstep bench smoke`: saxpy f32 at 2^28 elements next to a device-to-device copy.
 
-use lockstep::kernels::foundation::Foundation;
+use lockstep::foundation::Foundation;
 use lockstep::timing::time_gpu;
 use lockstep::{DeviceBuffer, Gpu};
 
@@ -35,7 +35,7 @@ pub fn run(Args { log2_n, runs, record }: Args) -> anyhow::Result<()> {
     let mut y = DeviceBuffer::from_slice(&vec![2.0f32; n])?;
     let mut z = DeviceBuffer::from_slice(&vec![0.0f32; n])?;
     let saxpy = time_gpu(&gpu, 5, runs, || f.saxpy_on_device(1.0e-7, &x, &mut y))?;
-    let copy = time_gpu(&gpu, 5, runs, || lockstep::kernels::copy_on_device(&gpu, &x, &mut z))?;
+    let copy = time_gpu(&gpu, 5, runs, || lockstep::gpu::copy_on_device(&gpu, &x, &mut z))?;
     let saxpy_gbs = 12.0 * n as f64 / saxpy.median_ms() / 1e6;
     let copy_gbs = 8.0 * n as f64 / copy.median_ms() / 1e6;
     let pct = 100.0 * saxpy_gbs / copy_gbs;

@@ -4,8 +4,10 @@
 
 use super::Table;
 use lockstep::Gpu;
-use lockstep::kernels::atomics::{Atomics, Method};
-use lockstep::reference::atomics::{self as cpu, HimenoProblem, Histogram};
+use lockstep::histogram::{Atomics, Method};
+use lockstep::histogram as cpu;
+use lockstep::himeno::{self, HimenoProblem};
+use lockstep::histogram::Histogram;
 use lockstep_shared::himeno::gosa_via;
 
 const VALUES: usize = 1_000_000;
@@ -37,8 +39,8 @@ pub(super) fn run(t: &mut Table, gpu: Option<&Gpu>) -> anyhow::Result<()> {
     let pr = HimenoProblem::by_name("XS")?;
     t.check(
         "himeno_jacobi (tree)",
-        || cpu::himeno_seq(&pr, SWEEPS).map(|r| (r.p, r.gosa_tree)),
-        || cpu::himeno_par(&pr, SWEEPS).map(|r| (r.p, r.gosa_tree)),
+        || himeno::himeno_seq(&pr, SWEEPS).map(|r| (r.p, r.gosa_tree)),
+        || himeno::himeno_par(&pr, SWEEPS).map(|r| (r.p, r.gosa_tree)),
         a,
         |a| a.himeno(&pr, SWEEPS, gosa_via::TREE, (64, 4)),
         |(_, gosa)| format!("size XS ({}x{}x{}), {SWEEPS} sweeps: gosa {gosa:.6e}", pr.mi, pr.mj, pr.mk),

@@ -3,8 +3,8 @@
 
 use super::{Same, Table};
 use lockstep::Gpu;
-use lockstep::kernels::bridge::Bridge;
-use lockstep::reference::bridge::{self as cpu, BridgeSpec, Output, Plan, Precision, Source};
+use lockstep::bridge::Bridge;
+use lockstep::bridge::{self as cpu, BridgeSpec, Output, Plan, Precision, Source};
 
 const PATHS: usize = 100_000;
 

@@ -4,8 +4,8 @@
 
 use super::Table;
 use lockstep::Gpu;
-use lockstep::kernels::mg::{Distributed, Mg};
-use lockstep::reference::mg::{Outcome, play};
+use lockstep::mg::{Distributed, Mg};
+use lockstep::mg::{Outcome, play};
 use lockstep_shared::mg::MgParams;
 use rayon::prelude::*;
 

@@ -11,8 +11,8 @@ mod bridge;
 mod mg;
 mod nbody;
 
-use lockstep::kernels::foundation::Foundation;
-use lockstep::reference::foundation as cpu;
+use lockstep::foundation::Foundation;
+use lockstep::foundation as cpu;
 use lockstep::{Error, Gpu};
 use std::time::Instant;
 
@@ -57,7 +57,7 @@ macro_rules! same_eq {
         }
     )*};
 }
-same_eq!(u32, u64, i64, lockstep::reference::mg::Outcome);
+same_eq!(u32, u64, i64, lockstep::mg::Outcome);
 
 impl<T: Same> Same for Vec<T> {
     fn same(&self, other: &Self) -> bool {

@@ -1,13 +1,13 @@
 //! Launchers for `crates/kernels/src/mg.rs`: the Minority Game's distributed models (a kernel
 //! launch per step, or one persistent grid-sync kernel on a co-resident grid) and the
 //! standalone model (one game per block). Every result equals the CPU twins'
-//! (`crate::reference::mg`) bit for bit; the contract is in `lockstep_shared::mg`.
+//! (`crate::mg::cpu`) bit for bit; the contract is in `lockstep_shared::mg`.
 
-use super::{download, upload};
+use crate::gpu::{download, upload};
 use crate::error::{Error, Result, cuda};
 use crate::gpu::{Gpu, arg};
 use crate::launch::{Dims, Grid1d, block_size};
-use crate::reference::mg::{Outcome, Setup, Trace, draws_of_group, setups, validate};
+use crate::mg::cpu::{Outcome, Setup, Trace, draws_of_group, setups, validate};
 use cust::device::DeviceAttribute;
 use cust::function::{BlockSize, Function, FunctionAttribute};
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy};

@@ -4,13 +4,14 @@
 //! Upload a [`Plan`] once ([`Bridge::upload`]), then generate as often as needed on device
 //! buffers (`*_on_device`, for pipelines and benchmarks) or on host data ([`Bridge::generate`],
 //! [`Bridge::generate_unfused`], [`Bridge::normals`]). Layout `[row][path]` as on the CPU
-//! (`crate::reference::bridge`).
+//! (`crate::bridge::cpu`).
 
-use super::upload;
+use crate::gpu::upload;
 use crate::error::{Error, Result, cuda};
 use crate::gpu::{Gpu, arg};
 use crate::launch::{Grid1d, expect_len, len_u32};
-use crate::reference::bridge::{Output, Plan, Precision, SOBOL_MAX_DIMS, Source, check_generation, sobol_directions};
+use super::plan::{Plan, Precision};
+use crate::bridge::cpu::{Output, SOBOL_MAX_DIMS, Source, check_generation, sobol_directions};
 use cust::function::Function;
 use cust::memory::{DeviceBuffer, DevicePointer, DeviceSlice};
 use lockstep_shared::bridge::INDICES;
@@ -740,7 +741,7 @@ impl<'g> Bridge<'g> {
         self.generate_on_device(&dp, src, paths, output, sc, &mut out)?;
         self.gpu.synchronize()?;
         let mut host = vec![T::default(); len];
-        super::download_into(&out, &mut host)?;
+        crate::gpu::download_into(&out, &mut host)?;
         Ok(host)
     }
 
@@ -771,7 +772,7 @@ impl<'g> Bridge<'g> {
         self.generate_on_device(&dp, DeviceSource::Buffer(&z), paths, output, sc, &mut out)?;
         self.gpu.synchronize()?;
         let mut host = vec![T::default(); len];
-        super::download_into(&out, &mut host)?;
+        crate::gpu::download_into(&out, &mut host)?;
         Ok(host)
     }
 
@@ -791,7 +792,7 @@ impl<'g> Bridge<'g> {
         self.normals_on_device(&dp, src, paths, &mut z)?;
         self.gpu.synchronize()?;
         let mut host = vec![T::default(); len];
-        super::download_into(&z, &mut host)?;
+        crate::gpu::download_into(&z, &mut host)?;
         Ok(host)
     }
 }

@@ -1,12 +1,12 @@
 //! Launchers for `crates/kernels/src/matmul.rs`: the seed's integer matrix product on the GPU.
 
-use super::{download, upload};
+use crate::gpu::{download, upload};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, arg};
 use crate::launch::{Dims, expect_len};
 use cust::function::Function;
-use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
-use lockstep_shared::matmul::{MAX_TILE, MatInt};
+use cust::memory::{DevicePointer, DeviceSlice};
+use lockstep_shared::matmul::MAX_TILE;
 
 /// Which kernel and launch shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,17 +23,9 @@ pub enum MatKernel {
     },
 }
 
-/// Largest matrix edge: the grid's y extent is at most 65535 blocks.
-pub const MAX_N: usize = 65_535;
-
 /// Checks `n` and the kernel shape and returns the launch dimensions (pure).
 pub fn dims(kernel: MatKernel, n: usize) -> Result<Dims> {
-    if n == 0 {
-        return Err(Error::InvalidInput { what: "matrix size", why: "N = 0: the matrices are empty".into() });
-    }
-    if n > MAX_N {
-        return Err(Error::TooLarge { what: "matrix size N", value: n as u64, max: MAX_N as u64 });
-    }
+    super::check_order(n)?;
     let (bx, by) = match kernel {
         MatKernel::Global { block } => block,
         MatKernel::Shared { tile } => {
@@ -56,27 +48,6 @@ pub fn dims(kernel: MatKernel, n: usize) -> Result<Dims> {
     Dims::new([n32.div_ceil(bx), n32.div_ceil(by), 1], [bx, by, 1])
 }
 
-/// Element types with matrix-product kernels.
-pub trait MatElem: MatInt + DeviceCopy + Send + Sync + 'static {
-    /// `"i32"` or `"i64"`.
-    const NAME: &'static str;
-    #[doc(hidden)]
-    fn kernels<'a, 'g>(m: &'a Matmul<'g>) -> &'a [(&'static str, Function<'g>); 2];
-}
-
-impl MatElem for i32 {
-    const NAME: &'static str = "i32";
-    fn kernels<'a, 'g>(m: &'a Matmul<'g>) -> &'a [(&'static str, Function<'g>); 2] {
-        &m.i32s
-    }
-}
-
-impl MatElem for i64 {
-    const NAME: &'static str = "i64";
-    fn kernels<'a, 'g>(m: &'a Matmul<'g>) -> &'a [(&'static str, Function<'g>); 2] {
-        &m.i64s
-    }
-}
 
 /// The matrix-product kernels, loaded and ready.
 pub struct Matmul<'g> {
@@ -86,6 +57,11 @@ pub struct Matmul<'g> {
 }
 
 impl<'g> Matmul<'g> {
+    /// The two kernels of `T` (global, shared).
+    fn kernels<T: super::MatElem>(&self) -> &[(&'static str, Function<'g>); 2] {
+        if T::NAME == "i32" { &self.i32s } else { &self.i64s }
+    }
+
     /// Looks up the four kernels.
     pub fn new(gpu: &'g Gpu) -> Result<Self> {
         Ok(Matmul {
@@ -102,7 +78,7 @@ impl<'g> Matmul<'g> {
     }
 
     /// Enqueues `C = A·B` on device buffers of `n²` elements each.
-    pub fn multiply_on_device<T: MatElem>(
+    pub fn multiply_on_device<T: super::MatElem>(
         &self,
         kernel: MatKernel,
         n: usize,
@@ -115,7 +91,7 @@ impl<'g> Matmul<'g> {
         expect_len("a", a.len(), nn)?;
         expect_len("b", b.len(), nn)?;
         expect_len("c", c.len(), nn)?;
-        let (call, f) = &T::kernels(self)[matches!(kernel, MatKernel::Shared { .. }) as usize];
+        let (call, f) = &self.kernels::<T>()[matches!(kernel, MatKernel::Shared { .. }) as usize];
         let n32 = n as u32;
         let (ap, bp, cp): (DevicePointer<T>, DevicePointer<T>, DevicePointer<T>) =
             (a.as_device_ptr(), b.as_device_ptr(), c.as_device_ptr());
@@ -126,11 +102,11 @@ impl<'g> Matmul<'g> {
     }
 
     /// `C = A·B` for host matrices of `n²` elements (row-major); checks device memory first.
-    pub fn multiply<T: MatElem>(&self, kernel: MatKernel, n: usize, a: &[T], b: &[T]) -> Result<Vec<T>> {
+    pub fn multiply<T: super::MatElem>(&self, kernel: MatKernel, n: usize, a: &[T], b: &[T]) -> Result<Vec<T>> {
         dims(kernel, n)?;
         let (free, _) = self.gpu.memory_info()?;
         let need = 3 * (n as u64 * n as u64) * std::mem::size_of::<T>() as u64;
-        super::nbody::ensure_fits("device memory needed for the matrices (bytes)", need, free as u64)?;
+        crate::nbody::ensure_fits("device memory needed for the matrices (bytes)", need, free as u64)?;
         expect_len("a", a.len(), n * n)?;
         expect_len("b", b.len(), n * n)?;
         let (da, db) = (upload(a)?, upload(b)?);

@@ -5,7 +5,7 @@
 //! `lockstep_shared::nbody` functions, the same `j` order, `ε² = ε·ε` computed the same way.
 
 use crate::error::{Error, Result};
-use crate::kernels::nbody::{NbodyFloat, Params, System, validate};
+use super::problem::{NbodyFloat, Params, System, validate};
 use lockstep_shared::nbody::{Rk4, STAGES, V4, accel_exact, combine, stage_position};
 use rayon::prelude::*;
 

@@ -1,11 +1,11 @@
 //! Launchers for `crates/kernels/src/atomics.rs`: probes of the aggregated atomics, histograms
 //! by every method, and the Himeno Jacobi sweep with its three gosa reductions.
 
-use super::{download, upload};
+use crate::gpu::{download, upload};
 use crate::error::{Error, Result, cuda};
 use crate::gpu::{Gpu, arg};
 use crate::launch::{Dims as LaunchDims, Grid1d, block_size, expect_len, len_u32};
-use crate::reference::atomics::{HimenoProblem, Histogram, check_fixed_range, check_weights, fixed_to_f64};
+use crate::atomics::cpu::{HimenoProblem, Histogram, check_fixed_range, check_weights, fixed_to_f64};
 use cust::device::DeviceAttribute;
 use cust::function::Function;
 use cust::memory::{DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
@@ -348,7 +348,7 @@ impl<'g> Atomics<'g> {
         // length (checked); 1-D blocks of at most 1024 threads (block_size).
         unsafe { self.gpu.launch(f, call, grid, 0, &[arg(&code), arg(&n), arg(&tp), arg(&vp), arg(&cp), arg(&op)])? };
         self.gpu.synchronize()?;
-        super::download_into(&dc, counters)?;
+        crate::gpu::download_into(&dc, counters)?;
         download(&olds)
     }
 
@@ -365,7 +365,7 @@ impl<'g> Atomics<'g> {
         expect_len("counts", counts, bins.k as usize)?;
         expect_len("dropped", dropped, DROP_SLOTS)?;
         // Revalidate: `Bins` has public fields.
-        crate::reference::atomics::bins_with_frac_bits(bins.lo, bins.hi, bins.k as u64, bins.frac_bits)?;
+        crate::atomics::cpu::bins_with_frac_bits(bins.lo, bins.hi, bins.k as u64, bins.frac_bits)?;
         Ok(n as u64)
     }
 

@@ -124,7 +124,7 @@ pub struct Tables<T> {
 }
 
 /// f32 or f64 generation.
-pub trait Precision: Real + cust::memory::DeviceCopy + Default + Send + Sync + std::fmt::Debug + 'static {
+pub trait Precision: Real + crate::DeviceValue + Default + Send + Sync + std::fmt::Debug + 'static {
     /// The plan's tables in this precision.
     fn tables(plan: &Plan) -> &Tables<Self>;
     /// "f32" or "f64".

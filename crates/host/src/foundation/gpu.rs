@@ -1,7 +1,7 @@
 //! Launchers for `crates/kernels/src/foundation.rs`: saxpy/daxpy, a counter, warp and block
 //! sums, and a libm kernel.
 
-use super::{download, download_into, upload};
+use crate::gpu::{download, download_into, upload};
 use crate::error::{Error, Result, cuda};
 use crate::gpu::{Gpu, arg};
 use crate::launch::{Grid1d, disjoint, expect_len, len_u32};

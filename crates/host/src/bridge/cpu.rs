@@ -5,9 +5,8 @@
 //! Layout (also the GPU's): normals `z[(i·d + k)·paths + p]`, output `x[(g·d + k)·paths + p]`,
 //! consecutive paths adjacent; see `lockstep_shared::bridge`.
 
-pub mod plan;
 
-pub use plan::{BridgeSpec, Noise, Plan, Precision, Tables, bisection_order, first_then_bisection, forward_order};
+use super::plan::{Plan, Precision};
 
 use crate::error::{Error, Result};
 use lockstep_shared::bridge::philox::PhiloxNormals;

@@ -1,0 +1,46 @@
+//! The Brownian bridge (NAG's algorithm): a [`Plan`] built once from a [`BridgeSpec`], then
+//! paths or increments from a [`Source`] of normals, on any [`Backend`](crate::Backend) with the
+//! same bits.
+//!
+//! Output layout `[step][dim][path]` (`(N+1)·d·paths` values). The CPU twin is
+//! [`generate_seq`] / [`generate_par`]; the GPU launcher is [`Bridge`]; [`generate`] picks one.
+
+mod cpu;
+#[cfg(feature = "gpu")]
+mod gpu;
+mod plan;
+
+pub use cpu::{
+    Output, SOBOL_MAX_DIMS, Source, check_generation, generate_par, generate_par_with_progress, generate_seq,
+    normals_seq, sobol_directions,
+};
+#[cfg(feature = "gpu")]
+pub use gpu::{Bridge, DEFAULT_BLOCK, DevicePlan, DeviceSource, Variant};
+pub use plan::{BridgeSpec, Noise, Plan, Precision, Tables, bisection_order, first_then_bisection, forward_order};
+
+use crate::{Backend, Result};
+
+/// `paths` bridge paths (or their increments) of `plan` from `source` on `backend`: the same
+/// bits on every backend. Errors: invalid sizes or sources, as [`check_generation`] says, and
+/// (GPU) driver failures.
+pub fn generate<T: Precision>(
+    backend: Backend<'_>,
+    plan: &Plan,
+    source: Source<'_, T>,
+    paths: usize,
+    output: Output,
+) -> Result<Vec<T>> {
+    match backend {
+        Backend::CpuSeq => generate_seq(plan, source, paths, output),
+        Backend::Cpu => generate_par(plan, source, paths, output),
+        #[cfg(feature = "gpu")]
+        Backend::Gpu(gpu) => Bridge::new(gpu)?.generate(plan, source, paths, output),
+        #[cfg(not(feature = "gpu"))]
+        Backend::Gpu(gpu) => match gpu.never {},
+    }
+}
+
+/// Philox schedule planning, for the tests of the fused kernels.
+#[cfg(feature = "gpu")]
+#[doc(hidden)]
+pub use gpu::philox_schedule;

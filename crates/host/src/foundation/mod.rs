@@ -1,0 +1,109 @@
+//! Foundation kernels: `axpy` (f32/f64), a counter, warp and block reductions with fixed trees,
+//! and a `libm` kernel — each with its CPU twin, the same bits on every [`Backend`].
+
+mod cpu;
+#[cfg(feature = "gpu")]
+mod gpu;
+
+pub use cpu::{
+    axpy_par, axpy_seq, block_sums_par, block_sums_seq, count_exceeding_par, count_exceeding_seq, exp_sin_log_par,
+    exp_sin_log_seq, warp_sums_par, warp_sums_seq,
+};
+#[cfg(feature = "gpu")]
+pub use crate::atomics::gpu::ProbeValue;
+#[cfg(feature = "gpu")]
+pub use gpu::{DEFAULT_BLOCK, Foundation};
+pub use lockstep_shared::reduce::{BLOCK_REDUCE_THREADS, WARP_SIZE};
+
+use crate::launch::expect_len;
+use crate::{Backend, Result};
+
+/// The float types of `axpy`.
+pub trait AxpyFloat:
+    Copy + Send + Sync + core::ops::Mul<Output = Self> + core::ops::Add<Output = Self> + crate::DeviceValue
+{
+    #[cfg(feature = "gpu")]
+    #[doc(hidden)]
+    fn axpy_gpu(f: &Foundation<'_>, a: Self, x: &[Self], y: &mut [Self]) -> Result<()>;
+}
+
+impl AxpyFloat for f32 {
+    #[cfg(feature = "gpu")]
+    fn axpy_gpu(f: &Foundation<'_>, a: f32, x: &[f32], y: &mut [f32]) -> Result<()> {
+        f.saxpy(a, x, y)
+    }
+}
+
+impl AxpyFloat for f64 {
+    #[cfg(feature = "gpu")]
+    fn axpy_gpu(f: &Foundation<'_>, a: f64, x: &[f64], y: &mut [f64]) -> Result<()> {
+        f.daxpy(a, x, y)
+    }
+}
+
+/// `y ← a·x + y` (no fused multiply-add) on `backend`. Errors: `x` and `y` of different lengths.
+pub fn axpy<T: AxpyFloat>(backend: Backend<'_>, a: T, x: &[T], y: &mut [T]) -> Result<()> {
+    expect_len("y", y.len(), x.len())?;
+    match backend {
+        Backend::CpuSeq => axpy_seq(a, x, y),
+        Backend::Cpu => axpy_par(a, x, y),
+        #[cfg(feature = "gpu")]
+        Backend::Gpu(gpu) => T::axpy_gpu(&Foundation::new(gpu)?, a, x, y)?,
+        #[cfg(not(feature = "gpu"))]
+        Backend::Gpu(gpu) => match gpu.never {},
+    }
+    Ok(())
+}
+
+/// How many of `x` exceed `threshold` (NaN never does), on `backend`.
+/// Errors: a NaN threshold (nothing could ever be counted); more than `u32::MAX` values.
+pub fn count_exceeding(backend: Backend<'_>, x: &[f32], threshold: f32) -> Result<u32> {
+    crate::launch::len_u32("x", x.len())?;
+    if threshold.is_nan() {
+        return Err(crate::Error::InvalidInput { what: "threshold", why: "NaN: no value can exceed it".into() });
+    }
+    match backend {
+        Backend::CpuSeq => Ok(count_exceeding_seq(x, threshold)),
+        Backend::Cpu => Ok(count_exceeding_par(x, threshold)),
+        #[cfg(feature = "gpu")]
+        Backend::Gpu(gpu) => Foundation::new(gpu)?.count_exceeding(x, threshold),
+        #[cfg(not(feature = "gpu"))]
+        Backend::Gpu(gpu) => match gpu.never {},
+    }
+}
+
+/// The sum of every [`WARP_SIZE`] values (a fixed shuffle tree; the last chunk zero-padded).
+pub fn warp_sums(backend: Backend<'_>, x: &[f32]) -> Result<Vec<f32>> {
+    match backend {
+        Backend::CpuSeq => Ok(warp_sums_seq(x)),
+        Backend::Cpu => Ok(warp_sums_par(x)),
+        #[cfg(feature = "gpu")]
+        Backend::Gpu(gpu) => Foundation::new(gpu)?.warp_sums(x),
+        #[cfg(not(feature = "gpu"))]
+        Backend::Gpu(gpu) => match gpu.never {},
+    }
+}
+
+/// The sum of every [`BLOCK_REDUCE_THREADS`] values (a fixed shared-memory tree).
+pub fn block_sums(backend: Backend<'_>, x: &[f64]) -> Result<Vec<f64>> {
+    match backend {
+        Backend::CpuSeq => Ok(block_sums_seq(x)),
+        Backend::Cpu => Ok(block_sums_par(x)),
+        #[cfg(feature = "gpu")]
+        Backend::Gpu(gpu) => Foundation::new(gpu)?.block_sums(x),
+        #[cfg(not(feature = "gpu"))]
+        Backend::Gpu(gpu) => match gpu.never {},
+    }
+}
+
+/// `exp(x)·sin(x) + log(x)` per element with the pure-Rust `libm`.
+pub fn exp_sin_log(backend: Backend<'_>, x: &[f64]) -> Result<Vec<f64>> {
+    match backend {
+        Backend::CpuSeq => Ok(exp_sin_log_seq(x)),
+        Backend::Cpu => Ok(exp_sin_log_par(x)),
+        #[cfg(feature = "gpu")]
+        Backend::Gpu(gpu) => Foundation::new(gpu)?.exp_sin_log(x),
+        #[cfg(not(feature = "gpu"))]
+        Backend::Gpu(gpu) => match gpu.never {},
+    }
+}

@@ -1,0 +1,23 @@
+//! The Himeno benchmark's Jacobi sweep (himenoBMTxpa.c, f32): the pressure field is the same
+//! bits on every [`Backend`] after any number of sweeps; gosa by a grid-independent two-level
+//! tree is too (`gosa_tree`).
+
+pub use crate::atomics::cpu::{HIMENO_MAX_MI, HimenoProblem, HimenoResult, grid_of, himeno_par, himeno_seq};
+#[cfg(feature = "gpu")]
+pub use crate::atomics::gpu::{Atomics, HIMENO_PLANES, HimenoDevice};
+pub use lockstep_shared::himeno::gosa_via;
+
+use crate::{Backend, Result};
+
+/// The pressure after `iterations` sweeps and the last sweep's gosa by the two-level tree:
+/// the same bits on every backend. Errors: what [`HimenoProblem::check`] refuses.
+pub fn run(backend: Backend<'_>, problem: &HimenoProblem, iterations: u32) -> Result<(Vec<f32>, f32)> {
+    match backend {
+        Backend::CpuSeq => himeno_seq(problem, iterations).map(|r| (r.p, r.gosa_tree)),
+        Backend::Cpu => himeno_par(problem, iterations).map(|r| (r.p, r.gosa_tree)),
+        #[cfg(feature = "gpu")]
+        Backend::Gpu(gpu) => Atomics::new(gpu)?.himeno(problem, iterations, gosa_via::TREE, (128, 2)),
+        #[cfg(not(feature = "gpu"))]
+        Backend::Gpu(gpu) => match gpu.never {},
+    }
+}

@@ -1,0 +1,41 @@
+//! Histograms by warp-aggregated atomics: `k` equal bins over `[lo, hi)`; NaN and values outside
+//! the range are dropped and counted ([`Histogram`]'s `nan`, `below`, `above`). Counts are
+//! exact by every method; fixed-point weighted sums are bit-identical on every [`Backend`].
+
+pub use crate::atomics::cpu::{
+    Histogram, bins, bins_with_frac_bits, check_fixed_range, check_weights, fixed_to_f64, histogram_counts_par,
+    histogram_counts_seq, histogram_f64_seq, histogram_fixed_raw_par, histogram_fixed_raw_seq,
+};
+#[cfg(feature = "gpu")]
+pub use crate::atomics::gpu::{Atomics, CountCounter, CounterKind, Method, PRIVATE_WIDE_BINS, check_method, private_capacity};
+pub use lockstep_shared::histogram::Bins;
+
+use crate::{Backend, Result};
+
+/// Counts of `x` in `bins` on `backend` (the GPU's `match.any` aggregated atomics, u64 counters).
+pub fn counts(backend: Backend<'_>, bins: &Bins, x: &[f64]) -> Result<Histogram<u64>> {
+    match backend {
+        Backend::CpuSeq => Ok(histogram_counts_seq(bins, x)),
+        Backend::Cpu => Ok(histogram_counts_par(bins, x)),
+        #[cfg(feature = "gpu")]
+        Backend::Gpu(gpu) => Atomics::new(gpu)?.histogram_counts(Method::Match, bins, x),
+        #[cfg(not(feature = "gpu"))]
+        Backend::Gpu(gpu) => match gpu.never {},
+    }
+}
+
+/// Sums of `w` (or counts, without weights) per bin in fixed point, `round(w·2^f)` in `i64`
+/// with `f = bins.frac_bits`, converted to f64: the same bits on every backend. Errors: weights
+/// of the wrong length, or sums that could wrap ([`check_fixed_range`]).
+pub fn fixed(backend: Backend<'_>, bins: &Bins, x: &[f64], w: Option<&[f64]>) -> Result<Histogram<f64>> {
+    check_weights(x, w)?;
+    check_fixed_range(bins, x, w)?;
+    match backend {
+        Backend::CpuSeq => Ok(fixed_to_f64(bins, &histogram_fixed_raw_seq(bins, x, w))),
+        Backend::Cpu => Ok(fixed_to_f64(bins, &histogram_fixed_raw_par(bins, x, w))),
+        #[cfg(feature = "gpu")]
+        Backend::Gpu(gpu) => Atomics::new(gpu)?.histogram_fixed(Method::Match, bins, x, w),
+        #[cfg(not(feature = "gpu"))]
+        Backend::Gpu(gpu) => match gpu.never {},
+    }
+}
