@@ -30,7 +30,7 @@ pub fn gpu() -> Result<Option<&'static Gpu>, TestCaseError> {
     static SKIPPED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
     match GPU.get_or_init(|| {
         Gpu::new().map_err(|e| match e {
-            Error::NoDevice { reason } => format!("no-device: {reason}"),
+            Error::NoDevice { reason } | Error::NoDriver { reason } => format!("no-device: {reason}"),
             other => format!("error: {other}"),
         })
     }) {

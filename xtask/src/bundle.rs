@@ -1,14 +1,19 @@
 //! `cargo xtask bundle`: the GPU suites and the CLI for a machine with a driver but no Rust.
 //!
 //! Writes `target/bundle/`: `tests/<suite>` (the root package's release test binaries),
-//! `lockstep` (the CLI) and `run-gpu-tests.sh`, which runs every suite with
-//! `LOCKSTEP_REQUIRE_GPU=1` (a missing GPU fails), then `lockstep demo`, and exits non-zero if
-//! anything failed. Every binary embeds the whole PTX module (3 MB of text), so the folder can
+//! `examples/<family>` (release examples), `lockstep-downstream` (tests/downstream built on
+//! stable with feature `gpu`), `lockstep` (the CLI) and `run-gpu-tests.sh`, which runs every
+//! suite with `LOCKSTEP_REQUIRE_GPU=1` (a missing GPU fails), then every example and the
+//! downstream crate (each must report bits equal on the GPU), then `lockstep demo`, and exits
+//! non-zero if anything failed. Every binary embeds the whole PTX module (3 MB of text), so the folder can
 //! pass the device tool's 64 MiB; it is also packed as `target/bundle.tar.gz` (the binaries
 //! compress well), which is what to carry: `tar xzf target/bundle.tar.gz -C target` there.
 
 use anyhow::{Context, Result, bail};
 use std::path::Path;
+
+/// The root package's examples, one per family.
+const EXAMPLES: [&str; 7] = ["bridge", "histogram", "himeno", "nbody", "matmul", "mg", "foundation"];
 
 /// The device tool carries at most 64 MiB (checked on the archive).
 const LIMIT_BYTES: u64 = 64 << 20;
@@ -43,6 +48,11 @@ pub fn run(root: &Path) -> Result<()> {
     if !status.success() {
         bail!("building the CLI failed");
     }
+    let status = crate::cargo(root).args(["build", "--release", "-q", "-p", "lockstep-parity", "--examples"]).status()?;
+    if !status.success() {
+        bail!("building the examples failed");
+    }
+    crate::reach::downstream(root)?;
     let bundle = root.join("target/bundle");
     let _ = std::fs::remove_dir_all(&bundle);
     std::fs::create_dir_all(bundle.join("tests"))?;
@@ -52,6 +62,11 @@ pub fn run(root: &Path) -> Result<()> {
         names.push(name.clone());
     }
     std::fs::copy(root.join("target/release/lockstep"), bundle.join("lockstep"))?;
+    std::fs::create_dir_all(bundle.join("examples"))?;
+    for example in EXAMPLES {
+        std::fs::copy(root.join("target/release/examples").join(example), bundle.join("examples").join(example))?;
+    }
+    std::fs::copy(root.join("target/downstream/release/lockstep-downstream"), bundle.join("lockstep-downstream"))?;
     names.sort();
     let script = format!(
         r#"#!/usr/bin/env bash
@@ -66,12 +81,19 @@ for suite in {suites}; do
   echo "=== suite $suite"
   if ./tests/$suite "$@"; then passed_suites=$((passed_suites+1)); else echo "FAILED: suite $suite"; failed=$((failed+1)); fi
 done
+for exe in {examples} lockstep-downstream; do
+  echo "=== $exe"
+  if ./$exe > out.txt 2>&1 && grep -q "gpu.*bits equal" out.txt; then cat out.txt; passed_suites=$((passed_suites+1));
+  else cat out.txt; echo "FAILED: $exe (must run and report GPU bits equal)"; failed=$((failed+1)); fi
+done
+rm -f out.txt
 echo "=== lockstep demo"
 if ./lockstep demo; then passed_suites=$((passed_suites+1)); else echo "FAILED: demo"; failed=$((failed+1)); fi
 echo "bundle: $passed_suites passed, $failed failed"
 exit $failed
 "#,
-        suites = names.join(" ")
+        suites = names.join(" "),
+        examples = EXAMPLES.map(|e| format!("examples/{e}")).join(" ")
     );
     let script_path = bundle.join("run-gpu-tests.sh");
     std::fs::write(&script_path, script)?;

@@ -1,20 +1,24 @@
 //! lockstep's developer commands, run as `cargo xtask <command>` (alias in .cargo/config.toml).
 //!
-//! - `setup`: fetches what a machine without CUDA needs to build and check lockstep: the
-//!   driver's user-space library (Debian non-free `libcuda1`) into `target/cuda-stub/lib64`
-//!   when no libcuda is installed, and `ptxas` (PyPI `nvidia-cuda-nvcc`) into
-//!   `target/tools/bin` when none is on PATH. Idempotent.
+//! - `setup`: fetches `ptxas` (PyPI `nvidia-cuda-nvcc`) into `target/tools/bin` when none is on
+//!   PATH, for the census. Idempotent.
 //! - `build-ptx [--arch sm_NN]`: builds the device crate to PTX with the PTX builder, checks the
-//!   module, runs ptxas for sm_80 and sm_90 when present, and prints the instruction census.
-//! - `test`: setup, build-ptx, then every test of the workspace. GPU suites say they are
-//!   skipped when no GPU is present (a failure with LOCKSTEP_REQUIRE_GPU=1). The one test
-//!   command of README.md and .ci/run.
+//!   module, runs ptxas for sm_80 and sm_90 when present, and prints the instruction census. For
+//!   the default architecture it also writes the module shipped with the host crate
+//!   (`crates/host/ptx/lockstep_kernels.sm_70.ptx`) when it changed.
+//! - `test`: setup, build-ptx in check mode (fails when the shipped module is not byte-identical
+//!   to a fresh build), every test of the workspace (GPU suites say they are skipped when no GPU
+//!   is present; a failure with LOCKSTEP_REQUIRE_GPU=1), `cargo doc` without warnings, the CLI
+//!   and an example started with no driver library, and the downstream crate
+//!   (`tests/downstream`) built and run on the stable toolchain. The one test command of
+//!   README.md and .ci/run.
 //! - `demo`: runs every kernel (on the GPU if present, else the CPU references).
 //! - `bench <name> [args]`: runs `lockstep bench <name>` in release mode.
 //! - `bundle`: writes `target/bundle/` (release test binaries, the CLI, run-gpu-tests.sh) for a
 //!   GPU machine that has a driver but no Rust.
 
 mod bundle;
+mod reach;
 mod setup;
 
 use anyhow::{Context, Result, bail};
@@ -27,7 +31,7 @@ fn main() -> Result<()> {
     let root = workspace_root();
     match args.first().map(String::as_str) {
         Some("setup") => setup::run(&root).map(|_| ()),
-        Some("build-ptx") => build_ptx(&root, parse_arch(&args[1..])?),
+        Some("build-ptx") => build_ptx(&root, parse_arch(&args[1..])?, Shipped::Write),
         Some("test") => test(&root, &args[1..]),
         Some("demo") => {
             cargo_with_cuda(&root, &["run", "--release", "-q", "-p", "lockstep-cli", "--", "demo"], &args[1..])
@@ -55,8 +59,21 @@ fn parse_arch(args: &[String]) -> Result<Arch> {
     }
 }
 
-/// Builds the PTX for `arch`, checks it, prints the census and ptxas's report.
-fn build_ptx(root: &Path, arch: Arch) -> Result<()> {
+/// The module shipped with the host crate (for [`Arch::DEFAULT`]), relative to the root.
+const SHIPPED_PTX: &str = "crates/host/ptx/lockstep_kernels.sm_70.ptx";
+
+/// What [`build_ptx`] does with the shipped module when it builds the default architecture.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shipped {
+    /// Replace it when the fresh build differs (`cargo xtask build-ptx`).
+    Write,
+    /// Fail when the fresh build differs (`cargo xtask test`: a stale module never lands).
+    Check,
+}
+
+/// Builds the PTX for `arch`, checks it, prints the census and ptxas's report, and writes or
+/// checks the shipped module.
+fn build_ptx(root: &Path, arch: Arch, shipped: Shipped) -> Result<()> {
     let opts = BuildOptions {
         manifest_path: root.join("Cargo.toml"),
         package: "lockstep-kernels".into(),
@@ -65,6 +82,20 @@ fn build_ptx(root: &Path, arch: Arch) -> Result<()> {
     };
     let built = lockstep_ptx_builder::build(&opts)?;
     println!("PTX for {arch}: {} ({} kernels, no .extern .func)", built.path.display(), built.entries.len());
+    if arch == Arch::DEFAULT {
+        let path = root.join(SHIPPED_PTX);
+        let current = std::fs::read_to_string(&path).ok();
+        match (current.as_deref() == Some(built.ptx.as_str()), shipped) {
+            (true, _) => println!("shipped module {SHIPPED_PTX}: byte-identical to this build"),
+            (false, Shipped::Write) => {
+                std::fs::write(&path, &built.ptx).with_context(|| format!("writing {}", path.display()))?;
+                println!("shipped module {SHIPPED_PTX}: updated from this build (commit it)");
+            }
+            (false, Shipped::Check) => bail!(
+                "{SHIPPED_PTX} is not byte-identical to a fresh build of the device crate: run `cargo xtask build-ptx` and commit the module"
+            ),
+        }
+    }
     let funcs = census::functions(&built.ptx);
     let Some(ptxas) = ptxas::find(root) else {
         println!("{}", census::table(&funcs, &[]));
@@ -94,7 +125,7 @@ fn build_ptx(root: &Path, arch: Arch) -> Result<()> {
 /// `SKIPPED (no GPU)` (they are not counted as passed).
 fn test(root: &Path, extra: &[String]) -> Result<()> {
     setup::run(root)?;
-    build_ptx(root, Arch::DEFAULT)?;
+    build_ptx(root, Arch::DEFAULT, Shipped::Check)?;
     let mut args = vec!["test".to_string(), "--workspace".into()];
     args.extend(extra.iter().cloned());
     let mut child = cargo(root)
@@ -115,6 +146,10 @@ fn test(root: &Path, extra: &[String]) -> Result<()> {
     if !status.success() {
         bail!("tests failed");
     }
+    reach::docs(root)?;
+    reach::without_driver(root)?;
+    reach::downstream(root)?;
+    println!("test: all passed");
     Ok(())
 }
 
@@ -163,16 +198,9 @@ fn cargo_with_cuda(root: &Path, base: &[&str], extra: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// `cargo` in the workspace, with the CUDA stub (when setup installed one) on the loader path.
+/// `cargo` in the workspace.
 pub(crate) fn cargo(root: &Path) -> Command {
     let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     cmd.current_dir(root);
-    if let Some(stub) = setup::stub_lib_dir(root) {
-        let mut paths = vec![stub];
-        if let Some(old) = std::env::var_os("LD_LIBRARY_PATH") {
-            paths.extend(std::env::split_paths(&old));
-        }
-        cmd.env("LD_LIBRARY_PATH", std::env::join_paths(paths).expect("valid paths"));
-    }
     cmd
 }

@@ -188,7 +188,7 @@ fn go<T: NbodyFloat>(args: &Args, mut sys: System<T>) -> Result<()> {
 fn gpu_or_none() -> Result<Option<Gpu>> {
     match Gpu::new() {
         Ok(g) => Ok(Some(g)),
-        Err(Error::NoDevice { reason }) => {
+        Err(Error::NoDevice { reason } | Error::NoDriver { reason }) => {
             println!("no GPU ({reason}); running the CPU reference");
             Ok(None)
         }

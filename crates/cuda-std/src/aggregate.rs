@@ -10,21 +10,21 @@
 //! Variants (all compute bit-identical sums: lanes above me are added in increasing lane order,
 //! starting from zero, `sum + value` is what the writer adds; see [`lanes::warp_model`]):
 //!
-//! - [`atomic_add_aggregated_shared`] (a, paper Fig. 3): lanes exchange (address, value) through
+//! - `atomic_add_aggregated_shared` (a, paper Fig. 3): lanes exchange (address, value) through
 //!   a 32-entry per-warp scratch area in shared memory.
-//! - [`atomic_add_aggregated_shfl`] (b, paper Fig. 5): exchange through warp shuffles, one
+//! - `atomic_add_aggregated_shfl` (b, paper Fig. 5): exchange through warp shuffles, one
 //!   broadcast per active lane, no shared memory; the same signature as `atomicAdd`.
-//! - [`atomic_add_aggregated_match`] (c, not in the paper; sm_70+): `match.any.sync` finds the
+//! - `atomic_add_aggregated_match` (c, not in the paper; sm_70+): `match.any.sync` finds the
 //!   lanes with my address in one instruction; values move only inside each group, so distinct
-//!   addresses cost nothing. This is [`atomic_add_aggregated`], the recommended one.
-//! - [`atomic_add_aggregated_block`] (d, paper Fig. 4): the whole block combines through shared
+//!   addresses cost nothing. This is `atomic_add_aggregated`, the recommended one.
+//! - `atomic_add_aggregated_block` (d, paper Fig. 4): the whole block combines through shared
 //!   memory and barriers. **Hazard**: every thread of the block must call it the same number of
 //!   times (threads with nothing to add pass a null pointer); a thread that skips the call makes
 //!   the barriers deadlock or mix calls (undefined behaviour). Prefer the warp-level variants.
 //!
-//! Plus [`atomic_add_cas_f64`], an f64 add built from a 64-bit compare-and-swap loop (as the
-//! paper had to before native f64 atomics), and [`atomic_add_aggregated_cas_f64`], its aggregated
-//! form, to reproduce the contention effect; and [`atomic_count_aggregated`], the `+1` special
+//! Plus `atomic_add_cas_f64`, an f64 add built from a 64-bit compare-and-swap loop (as the
+//! paper had to before native f64 atomics), and `atomic_add_aggregated_cas_f64`, its aggregated
+//! form, to reproduce the contention effect; and `atomic_count_aggregated`, the `+1` special
 //! case (no value exchange: the group size is a popcount).
 //!
 //! Warp-level variants aggregate among the lanes that are active together at the call

@@ -1,7 +1,7 @@
-//! Shared memory: statically sized ([`shared_array!`]) and sized per launch ([`dynamic_shared!`]).
+//! Shared memory: statically sized (`shared_array!`) and sized per launch (`dynamic_shared!`).
 //!
 //! rustc's NVPTX backend has no way to place a Rust `static` in the `.shared` state space, so
-//! [`shared_array!`] declares the array in module-scope PTX (`global_asm!`) and converts its
+//! `shared_array!` declares the array in module-scope PTX (`global_asm!`) and converts its
 //! address to a generic pointer. As with CUDA's file-scope `__shared__`, each block that runs a
 //! kernel using it gets its own copy.
 //!

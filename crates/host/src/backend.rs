@@ -16,8 +16,7 @@ pub enum Backend<'g> {
 }
 
 impl<'g> Backend<'g> {
-    /// The GPU when [`Gpu::new`] finds one, else the threaded CPU twin — with the reason the
-    /// GPU was not used (no driver, no device, …).
+    /// The GPU when there is one (`Gpu::new().ok()`), else the threaded CPU twin.
     pub fn auto(gpu: Option<&'g Gpu>) -> Backend<'g> {
         gpu.map_or(Backend::Cpu, Backend::Gpu)
     }

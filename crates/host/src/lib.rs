@@ -43,3 +43,8 @@ pub use backend::{Backend, DeviceValue};
 pub use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 pub use error::{Error, Result};
 pub use gpu::Gpu;
+
+/// README.md's Rust blocks, compiled and run as doctests.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -163,7 +163,7 @@ pub fn run(n: usize) -> anyhow::Result<()> {
             println!("GPU: {} — running every kernel family on it and on the CPU twins", g.name());
             Some(g)
         }
-        Err(Error::NoDevice { reason }) => {
+        Err(Error::NoDevice { reason } | Error::NoDriver { reason }) => {
             println!("NO GPU FOUND ({reason}). Running the CPU twins only.");
             None
         }

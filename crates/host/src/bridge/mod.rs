@@ -1,5 +1,5 @@
 //! The Brownian bridge (NAG's algorithm): a [`Plan`] built once from a [`BridgeSpec`], then
-//! paths or increments from a [`Source`] of normals, on any [`Backend`](crate::Backend) with the
+//! paths or increments from a [`Source`] of normals, on any [`Backend`] with the
 //! same bits.
 //!
 //! Output layout `[step][dim][path]` (`(N+1)·d·paths` values). The CPU twin is

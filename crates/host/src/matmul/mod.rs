@@ -42,7 +42,7 @@ pub(crate) fn check_order(n: usize) -> Result<()> {
 }
 
 /// `C = A·B` on `backend` (the GPU's shared-memory kernel with 16 × 16 tiles). Errors: `n = 0`
-/// or above [`MAX_ORDER`], `a` or `b` not `n²` long.
+/// or above [`MAX_N`], `a` or `b` not `n²` long.
 pub fn multiply<T: MatElem>(backend: Backend<'_>, n: usize, a: &[T], b: &[T]) -> Result<Vec<T>> {
     check_order(n)?;
     expect_len("a", a.len(), n * n)?;
