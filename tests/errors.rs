@@ -37,14 +37,18 @@ fn ptx_with_a_nul_byte_is_refused_before_the_driver() {
 
 #[test]
 fn a_missing_gpu_is_no_device() {
+    // No driver library: NoDriver naming it; a driver: NoDevice for a GPU that is not there.
     match Gpu::with_ptx(4096, lockstep::ptx::MODULE) {
         Err(Error::NoDevice { reason }) => assert!(!reason.is_empty()),
+        Err(Error::NoDriver { reason }) => assert!(reason.contains("libcuda.so.1"), "{reason}"),
         other => panic!("GPU 4096 should not exist: {other:?}"),
     }
-    // The first GPU: present (and loads), or a NoDevice error, never anything else.
+    // The first GPU: present (and loads), or a NoDevice / NoDriver error, never anything else.
     match Gpu::new() {
         Ok(g) => assert!(!g.name().is_empty()),
-        Err(Error::NoDevice { reason }) => assert!(!lockstep_parity::gpu_required(), "GPU required: {reason}"),
+        Err(Error::NoDevice { reason } | Error::NoDriver { reason }) => {
+            assert!(!lockstep_parity::gpu_required(), "GPU required: {reason}")
+        }
         Err(e) => panic!("unexpected error: {e}"),
     }
 }

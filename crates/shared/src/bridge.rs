@@ -217,7 +217,7 @@ impl Real for f32 {
     }
     #[inline(always)]
     fn fma(self, b: f32, c: f32) -> f32 {
-        core::f32::math::mul_add(self, b, c)
+        crate::fmath::f32::mul_add(self, b, c)
     }
     #[inline(always)]
     fn neg(self) -> f32 {
@@ -246,7 +246,7 @@ impl Real for f64 {
     }
     #[inline(always)]
     fn fma(self, b: f64, c: f64) -> f64 {
-        core::f64::math::mul_add(self, b, c)
+        crate::fmath::f64::mul_add(self, b, c)
     }
     #[inline(always)]
     fn neg(self) -> f64 {

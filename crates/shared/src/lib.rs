@@ -13,8 +13,57 @@
 //! - every reduction order is written down as data (see [`reduce`]) so the device's shuffle or
 //!   shared-memory tree and the host's loop combine the same pairs.
 #![no_std]
-#![feature(core_float_math)] // core::{f32,f64}::math::{sqrt, mul_add} (nbody, bridge::normal)
+// core::{f32,f64}::math::{sqrt, mul_add} on the GPU, where std does not exist; the host uses
+// std's (stable) methods, the same correctly rounded operations: see [`fmath`].
+#![cfg_attr(target_arch = "nvptx64", feature(core_float_math))]
 #![warn(missing_docs)]
+
+#[cfg(not(target_arch = "nvptx64"))]
+extern crate std;
+
+/// `sqrt` and `mul_add` (correctly rounded, the same bits on both targets): core's functions
+/// on the GPU, std's methods on the host — so the crate builds on stable Rust for the host.
+pub mod fmath {
+    /// f32.
+    pub mod f32 {
+        #[cfg(target_arch = "nvptx64")]
+        pub use core::f32::math::{mul_add, sqrt};
+
+        /// `√x`, correctly rounded.
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[inline(always)]
+        pub fn sqrt(x: f32) -> f32 {
+            x.sqrt()
+        }
+
+        /// `x·a + b` with one rounding.
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[inline(always)]
+        pub fn mul_add(x: f32, a: f32, b: f32) -> f32 {
+            x.mul_add(a, b)
+        }
+    }
+
+    /// f64.
+    pub mod f64 {
+        #[cfg(target_arch = "nvptx64")]
+        pub use core::f64::math::{mul_add, sqrt};
+
+        /// `√x`, correctly rounded.
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[inline(always)]
+        pub fn sqrt(x: f64) -> f64 {
+            x.sqrt()
+        }
+
+        /// `x·a + b` with one rounding.
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[inline(always)]
+        pub fn mul_add(x: f64, a: f64, b: f64) -> f64 {
+            x.mul_add(a, b)
+        }
+    }
+}
 
 pub mod axpy;
 pub mod bridge;

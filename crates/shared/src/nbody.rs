@@ -43,11 +43,11 @@ impl Real for f32 {
     const SIX: Self = 6.0;
     #[inline(always)]
     fn sqrt(self) -> Self {
-        core::f32::math::sqrt(self)
+        crate::fmath::f32::sqrt(self)
     }
     #[inline(always)]
     fn mul_add(self, a: Self, b: Self) -> Self {
-        core::f32::math::mul_add(self, a, b)
+        crate::fmath::f32::mul_add(self, a, b)
     }
 }
 
@@ -57,11 +57,11 @@ impl Real for f64 {
     const SIX: Self = 6.0;
     #[inline(always)]
     fn sqrt(self) -> Self {
-        core::f64::math::sqrt(self)
+        crate::fmath::f64::sqrt(self)
     }
     #[inline(always)]
     fn mul_add(self, a: Self, b: Self) -> Self {
-        core::f64::math::mul_add(self, a, b)
+        crate::fmath::f64::mul_add(self, a, b)
     }
 }
 

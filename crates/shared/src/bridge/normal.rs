@@ -121,7 +121,7 @@ pub fn normal_from_bits(w: u32) -> f64 {
     let p = if v < F64_V1 {
         horner_f64(&F64_P1, v - F64_C1)
     } else {
-        horner_f64(&F64_P2, core::f64::math::sqrt(v) - F64_C2)
+        horner_f64(&F64_P2, crate::fmath::f64::sqrt(v) - F64_C2)
     };
     let z = -(x * p);
     if neg { -z } else { z }
@@ -142,7 +142,7 @@ pub fn normal_f32_from_bits(w: u32) -> f32 {
     let p = if v < F32_V1 {
         horner_f32(&F32_P1, v - F32_C1)
     } else {
-        horner_f32(&F32_P2, core::f32::math::sqrt(v) - F32_C2)
+        horner_f32(&F32_P2, crate::fmath::f32::sqrt(v) - F32_C2)
     };
     let z = -(x * p);
     if neg { -z } else { z }
@@ -161,7 +161,7 @@ pub fn ln_f32(y: f32) -> f32 {
     let f = f32::from_bits(bits.wrapping_sub((k as u32) << 23));
     let t = f - 1.0;
     let r = horner_f32(&LN_F32_R, t - LN_F32_C);
-    core::f32::math::mul_add(k as f32, core::f32::consts::LN_2, core::f32::math::mul_add(t * t, r, t))
+    crate::fmath::f32::mul_add(k as f32, core::f32::consts::LN_2, crate::fmath::f32::mul_add(t * t, r, t))
 }
 
 /// `ln y` for a positive normal f64 `y` (the f64 generator's `4u(1 − u)`): [`ln_f32`]'s method
@@ -170,7 +170,7 @@ pub fn ln_f32(y: f32) -> f32 {
 /// instructions per normal on sm_90, 25 of them f64.
 #[inline(always)]
 pub fn ln_f64(y: f64) -> f64 {
-    use core::f64::math::mul_add;
+    use crate::fmath::f64::mul_add;
     const LN2_HI: f64 = core::f64::consts::LN_2;
     const LN2_LO: f64 = 2.3190468138462996e-17; // ln 2 − LN2_HI, rounded
     let bits = y.to_bits();
@@ -198,7 +198,7 @@ fn horner_f64<const N: usize>(c: &[f64; N], t: f64) -> f64 {
     let mut i = N - 1;
     while i > 0 {
         i -= 1;
-        p = core::f64::math::mul_add(p, t, c[i]);
+        p = crate::fmath::f64::mul_add(p, t, c[i]);
     }
     p
 }
@@ -210,7 +210,7 @@ fn horner_f32<const N: usize>(c: &[f32; N], t: f32) -> f32 {
     let mut i = N - 1;
     while i > 0 {
         i -= 1;
-        p = core::f32::math::mul_add(p, t, c[i]);
+        p = crate::fmath::f32::mul_add(p, t, c[i]);
     }
     p
 }
