@@ -1,5 +1,5 @@
 //! GPU = CPU, bit for bit, for every Brownian bridge kernel (proptest; skipped without a GPU):
-//! random problems (d ≤ 4, every order kind, stacks in registers and in scratch memory), path
+//! random problems (d ≤ 4, every order kind, stacks in shared memory and in scratch memory), path
 //! counts that are not multiples of the block size, several block sizes, f32 and f64, points
 //! and increments, normals from a buffer, Philox and Sobol, fused and unfused.
 

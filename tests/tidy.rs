@@ -118,7 +118,7 @@ const BRIDGE_MUL_ADD_FMA: [&str; 12] = [
 ];
 
 #[test]
-fn exact_kernels_have_no_fma_approx_ftz_or_spills() {
+fn exact_kernels_have_no_fma_approx_ftz_or_local_memory() {
     let funcs = lockstep_ptx_builder::census::functions(lockstep::ptx::MODULE);
     for kernel in lockstep::ptx::KERNELS {
         let f = funcs.iter().find(|f| f.name == *kernel).unwrap_or_else(|| panic!("{kernel} not in census"));

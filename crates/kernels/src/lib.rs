@@ -1,10 +1,10 @@
 //! Every lockstep GPU kernel, one module per kernel family.
 //!
 //! Built only for `nvptx64-nvidia-cuda` (by `lockstep-ptx-builder`); on the host the crate is
-//! empty. Each kernel is a thin shell: it finds its element from the thread index, checks the
-//! bound, and calls the per-element function in `lockstep-shared` that the CPU reference calls
+//! empty. Each kernel finds its element (or path, or group) from the thread index, checks the
+//! bound, and calls the per-element functions in `lockstep-shared` that the CPU twin calls
 //! too. Argument order and types are the contract with the host launcher in
-//! `crates/host/src/kernels/`, which validates every length before launching.
+//! `crates/host/src/<family>/gpu.rs`, which validates every length before launching.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 

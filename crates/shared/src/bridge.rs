@@ -582,37 +582,6 @@ impl<T: Copy> Stack<T> for SliceStack<'_, T> {
     }
 }
 
-/// A stack of `N` elements meant to live in registers: every access is a fully unrolled
-/// select over constant indices, so no element is ever addressed dynamically. (The kernels
-/// now use a shared-memory stack, cheaper per access than `N` selects; this stays for small
-/// fixed-size uses and its test.)
-pub struct RegisterStack<T, const N: usize>(pub [T; N]);
-
-impl<T: Copy, const N: usize> Stack<T> for RegisterStack<T, N> {
-    #[inline(always)]
-    fn get(&self, i: u32) -> T {
-        let mut v = self.0[0];
-        let mut j = 1;
-        while j < N {
-            if j as u32 == i {
-                v = self.0[j];
-            }
-            j += 1;
-        }
-        v
-    }
-    #[inline(always)]
-    fn set(&mut self, i: u32, v: T) {
-        let mut j = 0;
-        while j < N {
-            if j as u32 == i {
-                self.0[j] = v;
-            }
-            j += 1;
-        }
-    }
-}
-
 /// What one path's generation needs besides its normals: the strategy, `d`, the
 /// Cholesky factor `C` (row-major, lower triangular, `d·d`), the start `x` (`d`) and whether to
 /// write scaled increments instead of points.
@@ -935,18 +904,6 @@ mod tests {
         let z = [1.0, 10.0];
         assert_eq!(noise(&c, 2, &z, 0), 2.0);
         assert_eq!(noise(&c, 2, &z, 1), 31.0);
-    }
-
-    #[test]
-    fn register_stack_reads_what_was_written() {
-        let mut s = RegisterStack([0.0f32; 16]);
-        for i in 0..16 {
-            s.set(i, i as f32 * 2.0);
-        }
-        s.set(3, -1.0);
-        assert_eq!(s.get(3), -1.0);
-        assert_eq!(s.get(15), 30.0);
-        assert_eq!(s.get(0), 0.0);
     }
 
     #[test]

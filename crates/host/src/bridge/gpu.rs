@@ -371,12 +371,12 @@ impl<'g> Bridge<'g> {
                 return Err(Error::InvalidInput {
                     what: "scratch",
                     why: format!(
-                        "this strategy's stack ({} slots × d = {}) does not fit in registers; pass a scratch buffer of {need} elements",
+                        "this strategy's stack ({} slots × d = {}) does not fit in shared memory at this block size; pass a scratch buffer of {need} elements",
                         plan.slots, plan.dims
                     ),
                 });
             }
-            _ => out.as_device_ptr(), // never dereferenced: the stack lives in registers
+            _ => out.as_device_ptr(), // never dereferenced: the stack lives in shared memory
         };
         let grid = Grid1d::for_len(n as u64, self.block)?;
         let k = self.kernels::<T>();

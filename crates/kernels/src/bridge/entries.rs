@@ -8,7 +8,7 @@ macro_rules! bridge_kernels {
         /// The bridge with normals from the buffer `z` (`[row][path]`, `steps·d·paths`).
         ///
         /// # Safety
-        /// `coef` holds `steps·5`, `idx` `steps·6` (slots < `slots`, z and out rows < steps),
+        /// `coef` holds `steps·COEFS`, `idx` `steps·INDICES` (8 per row; slots < `slots`, z and out rows < steps),
         /// `chol` `d²`, `start` `d`, `z` and `out` `steps·d·paths` elements, `scratch`
         /// `slots·d·paths` when `slots·d·blockDim > SHARED_STACK`; `1 ≤ d ≤ MAX_DIMS`; the
         /// launch has `buffer_shared_bytes(steps, d, slots, blockDim, paths, size_of::<T>())`
