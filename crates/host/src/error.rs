@@ -69,6 +69,15 @@ pub enum Error {
         /// The kernel's name.
         name: &'static str,
     },
+    /// A kernel launch failed (or the kernel failed, reported at launch).
+    #[cfg(feature = "gpu")]
+    #[error("CUDA call `cuLaunchKernel({kernel})` failed: {source}")]
+    Launch {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// The driver's error.
+        source: CudaError,
+    },
     /// A CUDA driver call failed.
     #[cfg(feature = "gpu")]
     #[error("CUDA call `{call}` failed: {source}")]

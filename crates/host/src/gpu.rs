@@ -107,7 +107,7 @@ impl Gpu {
     pub(crate) unsafe fn launch(
         &self,
         function: &Function<'_>,
-        call: &'static str,
+        kernel: &'static str,
         dims: impl Into<Dims>,
         shared_bytes: u32,
         args: &[*mut c_void],
@@ -120,7 +120,8 @@ impl Gpu {
         let grid = cust::function::GridSize::xyz(dims.grid[0], dims.grid[1], dims.grid[2]);
         let block = cust::function::BlockSize::xyz(dims.block[0], dims.block[1], dims.block[2]);
         // SAFETY: forwarded from the caller.
-        unsafe { self.stream.launch(function, grid, block, shared_bytes, args) }.map_err(cuda(call))
+        unsafe { self.stream.launch(function, grid, block, shared_bytes, args) }
+            .map_err(|source| Error::Launch { kernel, source })
     }
 }
 
@@ -136,10 +137,6 @@ fn open_device(ordinal: u32) -> Result<Device> {
     Device::get_device(ordinal).map_err(cuda("cuDeviceGet"))
 }
 
-/// A kernel argument for [`Gpu::launch`]: a pointer to the value.
-pub(crate) fn arg<T>(value: &T) -> *mut c_void {
-    value as *const T as *mut c_void
-}
 
 /// Copies `data` to a new device buffer.
 pub(crate) fn upload<T: DeviceCopy>(data: &[T]) -> Result<DeviceBuffer<T>> {

@@ -30,6 +30,8 @@ pub mod gpu;
 pub mod gpu;
 pub mod himeno;
 pub mod histogram;
+#[cfg(feature = "gpu")]
+mod kernel;
 pub mod launch;
 pub mod matmul;
 pub mod mg;

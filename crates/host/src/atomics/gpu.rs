@@ -3,11 +3,11 @@
 
 use crate::gpu::{download, upload};
 use crate::error::{Error, Result, cuda};
-use crate::gpu::{Gpu, arg};
+use crate::gpu::Gpu;
+use crate::kernel::{Kernel, Param};
 use crate::launch::{Dims as LaunchDims, Grid1d, block_size, expect_len, len_u32};
 use crate::atomics::cpu::{HimenoProblem, Histogram, check_fixed_range, check_weights, fixed_to_f64};
 use cust::device::DeviceAttribute;
-use cust::function::Function;
 use cust::memory::{DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
 use lockstep_shared::himeno::{self, OMEGA, gosa_via};
 use lockstep_shared::histogram::{Bins, DROP_SLOTS, HIST_BLOCK, PRIVATE_BLOCK, PRIVATE_BYTES, via};
@@ -141,57 +141,112 @@ pub fn private_capacity(kind: CounterKind) -> usize {
     }
 }
 
+// SAFETY: `Bins` and `himeno::Dims` are plain `#[repr(C)]` structs of numbers, copied bit for
+// bit to the kernels' parameter space, where the kernels read the same layout.
+unsafe impl DeviceCopy for Param<Bins> {}
+// SAFETY: as above.
+unsafe impl DeviceCopy for Param<himeno::Dims> {}
+
+/// `(bins, method, n, x, counts, dropped)` of the global-memory count histograms.
+type CountGlobal<'g, T> =
+    Kernel<'g, (Param<Bins>, u32, u64, DevicePointer<f64>, DevicePointer<T>, DevicePointer<u64>)>;
+/// `(bins, n, x, counts, dropped)` of the privatised count histograms.
+type CountPrivate<'g, T> = Kernel<'g, (Param<Bins>, u64, DevicePointer<f64>, DevicePointer<T>, DevicePointer<u64>)>;
+/// `(bins, method, n, x, w, sums, dropped)` of the weighted histograms (f64 or fixed point).
+type WeightedGlobal<'g, T> = Kernel<
+    'g,
+    (Param<Bins>, u32, u64, DevicePointer<f64>, DevicePointer<f64>, DevicePointer<T>, DevicePointer<u64>),
+>;
+/// `(bins, n, x, w, sums, dropped)` of the privatised weighted histograms.
+type WeightedPrivate<'g, T> =
+    Kernel<'g, (Param<Bins>, u64, DevicePointer<f64>, DevicePointer<f64>, DevicePointer<T>, DevicePointer<u64>)>;
+/// `(method, n, targets, values, counters, olds)` of the aggregation probes.
+type Probe<'g, T> =
+    Kernel<'g, (u32, u32, DevicePointer<u32>, DevicePointer<T>, DevicePointer<T>, DevicePointer<T>)>;
+
+/// The counter types' choice of their kernels (a supertrait of [`CountCounter`]).
+pub(crate) trait CountSelect: Sized + DeviceCopy {
+    /// `a`'s global and privatised count kernels of `Self`.
+    fn pick<'a, 'g>(a: &'a Atomics<'g>) -> (&'a CountGlobal<'g, Self>, &'a CountPrivate<'g, Self>);
+}
+
 /// Counter types of the count histograms (`u32`, `u64`).
-pub trait CountCounter: DeviceCopy + Default + Clone + cust::memory::bytemuck::Zeroable + Into<u64> {
-    #[doc(hidden)]
-    fn kernels<'a, 'g>(a: &'a Atomics<'g>) -> (&'a Function<'g>, &'a Function<'g>, &'static str, &'static str);
+#[allow(private_bounds)] // sealed: `CountSelect` picks the kernels of each type
+pub trait CountCounter:
+    DeviceCopy + Default + Clone + cust::memory::bytemuck::Zeroable + Into<u64> + CountSelect
+{
 }
 
-impl CountCounter for u32 {
-    fn kernels<'a, 'g>(a: &'a Atomics<'g>) -> (&'a Function<'g>, &'a Function<'g>, &'static str, &'static str) {
-        (
-            &a.histogram_u32,
-            &a.histogram_private_u32,
-            "cuLaunchKernel(histogram_u32)",
-            "cuLaunchKernel(histogram_private_u32)",
-        )
+impl CountSelect for u32 {
+    fn pick<'a, 'g>(a: &'a Atomics<'g>) -> (&'a CountGlobal<'g, u32>, &'a CountPrivate<'g, u32>) {
+        (&a.histogram_u32, &a.histogram_private_u32)
+    }
+}
+impl CountCounter for u32 {}
+
+impl CountSelect for u64 {
+    fn pick<'a, 'g>(a: &'a Atomics<'g>) -> (&'a CountGlobal<'g, u64>, &'a CountPrivate<'g, u64>) {
+        (&a.histogram_u64, &a.histogram_private_u64)
+    }
+}
+impl CountCounter for u64 {}
+
+/// The weighted sums' choice of their kernels: f64 sums, or fixed-point `i64` sums as `u64` bits.
+trait WeightedSelect: Sized + DeviceCopy {
+    /// `a`'s global-memory weighted kernel for `Self` sums.
+    fn global<'a, 'g>(a: &'a Atomics<'g>) -> &'a WeightedGlobal<'g, Self>;
+    /// `a`'s privatised weighted kernel for `Self` sums.
+    fn private<'a, 'g>(a: &'a Atomics<'g>) -> &'a WeightedPrivate<'g, Self>;
+}
+
+impl WeightedSelect for f64 {
+    fn global<'a, 'g>(a: &'a Atomics<'g>) -> &'a WeightedGlobal<'g, f64> {
+        &a.histogram_f64
+    }
+    fn private<'a, 'g>(a: &'a Atomics<'g>) -> &'a WeightedPrivate<'g, f64> {
+        &a.histogram_private_f64
     }
 }
 
-impl CountCounter for u64 {
-    fn kernels<'a, 'g>(a: &'a Atomics<'g>) -> (&'a Function<'g>, &'a Function<'g>, &'static str, &'static str) {
-        (
-            &a.histogram_u64,
-            &a.histogram_private_u64,
-            "cuLaunchKernel(histogram_u64)",
-            "cuLaunchKernel(histogram_private_u64)",
-        )
+impl WeightedSelect for u64 {
+    fn global<'a, 'g>(a: &'a Atomics<'g>) -> &'a WeightedGlobal<'g, u64> {
+        &a.histogram_fixed
     }
+    fn private<'a, 'g>(a: &'a Atomics<'g>) -> &'a WeightedPrivate<'g, u64> {
+        &a.histogram_private_fixed
+    }
+}
+
+/// The probe value types' choice of their kernel (a supertrait of [`ProbeValue`]).
+pub(crate) trait ProbeSelect: Sized + DeviceCopy {
+    /// `a`'s probe kernel of `Self`.
+    fn pick<'a, 'g>(a: &'a Atomics<'g>) -> &'a Probe<'g, Self>;
 }
 
 /// Value types of the probes.
-pub trait ProbeValue: DeviceCopy + Default + Clone {
-    #[doc(hidden)]
-    fn kernel<'a, 'g>(a: &'a Atomics<'g>) -> (&'a Function<'g>, &'static str);
+#[allow(private_bounds)] // sealed: `ProbeSelect` picks the kernel of each type
+pub trait ProbeValue: DeviceCopy + Default + Clone + ProbeSelect {
     #[doc(hidden)]
     const IS_F64: bool = false;
 }
 
 macro_rules! probe_value {
-    ($t:ty, $field:ident, $call:literal $(, $f64:expr)?) => {
-        impl ProbeValue for $t {
-            fn kernel<'a, 'g>(a: &'a Atomics<'g>) -> (&'a Function<'g>, &'static str) {
-                (&a.$field, $call)
+    ($t:ty, $field:ident $(, $f64:expr)?) => {
+        impl ProbeSelect for $t {
+            fn pick<'a, 'g>(a: &'a Atomics<'g>) -> &'a Probe<'g, $t> {
+                &a.$field
             }
+        }
+        impl ProbeValue for $t {
             $(const IS_F64: bool = $f64;)?
         }
     };
 }
-probe_value!(u32, aggregate_probe_u32, "cuLaunchKernel(aggregate_probe_u32)");
-probe_value!(i32, aggregate_probe_i32, "cuLaunchKernel(aggregate_probe_i32)");
-probe_value!(u64, aggregate_probe_u64, "cuLaunchKernel(aggregate_probe_u64)");
-probe_value!(f32, aggregate_probe_f32, "cuLaunchKernel(aggregate_probe_f32)");
-probe_value!(f64, aggregate_probe_f64, "cuLaunchKernel(aggregate_probe_f64)", true);
+probe_value!(u32, aggregate_probe_u32);
+probe_value!(i32, aggregate_probe_i32);
+probe_value!(u64, aggregate_probe_u64);
+probe_value!(f32, aggregate_probe_f32);
+probe_value!(f64, aggregate_probe_f64, true);
 
 /// Himeno arrays on the device, with two pressure buffers (ping-pong).
 pub struct HimenoDevice {
@@ -227,21 +282,39 @@ pub struct Atomics<'g> {
     grid_blocks: Option<u32>,
     himeno_planes: u32,
     sms: u32,
-    aggregate_probe_u32: Function<'g>,
-    aggregate_probe_i32: Function<'g>,
-    aggregate_probe_u64: Function<'g>,
-    aggregate_probe_f32: Function<'g>,
-    aggregate_probe_f64: Function<'g>,
-    histogram_u32: Function<'g>,
-    histogram_u64: Function<'g>,
-    histogram_f64: Function<'g>,
-    histogram_fixed: Function<'g>,
-    histogram_private_u32: Function<'g>,
-    histogram_private_u64: Function<'g>,
-    histogram_private_f64: Function<'g>,
-    histogram_private_fixed: Function<'g>,
-    himeno_jacobi: Function<'g>,
-    himeno_gosa_reduce: Function<'g>,
+    aggregate_probe_u32: Probe<'g, u32>,
+    aggregate_probe_i32: Probe<'g, i32>,
+    aggregate_probe_u64: Probe<'g, u64>,
+    aggregate_probe_f32: Probe<'g, f32>,
+    aggregate_probe_f64: Probe<'g, f64>,
+    histogram_u32: CountGlobal<'g, u32>,
+    histogram_u64: CountGlobal<'g, u64>,
+    histogram_f64: WeightedGlobal<'g, f64>,
+    histogram_fixed: WeightedGlobal<'g, u64>,
+    histogram_private_u32: CountPrivate<'g, u32>,
+    histogram_private_u64: CountPrivate<'g, u64>,
+    histogram_private_f64: WeightedPrivate<'g, f64>,
+    histogram_private_fixed: WeightedPrivate<'g, u64>,
+    /// `(dims, omega, a, b, c, bnd, wrk1, p, p_out, gosa, partials)`.
+    #[allow(clippy::type_complexity)]
+    himeno_jacobi: Kernel<
+        'g,
+        (
+            Param<himeno::Dims>,
+            f32,
+            DevicePointer<f32>,
+            DevicePointer<f32>,
+            DevicePointer<f32>,
+            DevicePointer<f32>,
+            DevicePointer<f32>,
+            DevicePointer<f32>,
+            DevicePointer<f32>,
+            DevicePointer<f32>,
+            DevicePointer<f32>,
+        ),
+    >,
+    /// `(partials, len, out)`.
+    himeno_gosa_reduce: Kernel<'g, (DevicePointer<f32>, u32, DevicePointer<f32>)>,
 }
 
 impl<'g> Atomics<'g> {
@@ -253,21 +326,21 @@ impl<'g> Atomics<'g> {
             grid_blocks: None,
             himeno_planes: HIMENO_PLANES,
             sms,
-            aggregate_probe_u32: gpu.function("aggregate_probe_u32")?,
-            aggregate_probe_i32: gpu.function("aggregate_probe_i32")?,
-            aggregate_probe_u64: gpu.function("aggregate_probe_u64")?,
-            aggregate_probe_f32: gpu.function("aggregate_probe_f32")?,
-            aggregate_probe_f64: gpu.function("aggregate_probe_f64")?,
-            histogram_u32: gpu.function("histogram_u32")?,
-            histogram_u64: gpu.function("histogram_u64")?,
-            histogram_f64: gpu.function("histogram_f64")?,
-            histogram_fixed: gpu.function("histogram_fixed")?,
-            histogram_private_u32: gpu.function("histogram_private_u32")?,
-            histogram_private_u64: gpu.function("histogram_private_u64")?,
-            histogram_private_f64: gpu.function("histogram_private_f64")?,
-            histogram_private_fixed: gpu.function("histogram_private_fixed")?,
-            himeno_jacobi: gpu.function("himeno_jacobi")?,
-            himeno_gosa_reduce: gpu.function("himeno_gosa_reduce")?,
+            aggregate_probe_u32: gpu.kernel("aggregate_probe_u32")?,
+            aggregate_probe_i32: gpu.kernel("aggregate_probe_i32")?,
+            aggregate_probe_u64: gpu.kernel("aggregate_probe_u64")?,
+            aggregate_probe_f32: gpu.kernel("aggregate_probe_f32")?,
+            aggregate_probe_f64: gpu.kernel("aggregate_probe_f64")?,
+            histogram_u32: gpu.kernel("histogram_u32")?,
+            histogram_u64: gpu.kernel("histogram_u64")?,
+            histogram_f64: gpu.kernel("histogram_f64")?,
+            histogram_fixed: gpu.kernel("histogram_fixed")?,
+            histogram_private_u32: gpu.kernel("histogram_private_u32")?,
+            histogram_private_u64: gpu.kernel("histogram_private_u64")?,
+            histogram_private_f64: gpu.kernel("histogram_private_f64")?,
+            histogram_private_fixed: gpu.kernel("histogram_private_fixed")?,
+            himeno_jacobi: gpu.kernel("himeno_jacobi")?,
+            himeno_gosa_reduce: gpu.kernel("himeno_gosa_reduce")?,
         })
     }
 
@@ -336,7 +409,7 @@ impl<'g> Atomics<'g> {
         if n == 0 {
             return Ok(Vec::new());
         }
-        let (f, call) = T::kernel(self);
+        let f = T::pick(self);
         let dt = upload(targets)?;
         let dv = upload(values)?;
         let dc = upload(counters)?;
@@ -346,7 +419,7 @@ impl<'g> Atomics<'g> {
         // SAFETY: parameters mirror `(method: u32, n: u32, targets: *const u32, values: *const T,
         // counters: *mut T, olds: *mut T)`; targets/values/olds hold n, every target < counters'
         // length (checked); 1-D blocks of at most 1024 threads (block_size).
-        unsafe { self.gpu.launch(f, call, grid, 0, &[arg(&code), arg(&n), arg(&tp), arg(&vp), arg(&cp), arg(&op)])? };
+        unsafe { f.launch(self.gpu, grid, 0, (code, n, tp, vp, cp, op))? };
         self.gpu.synchronize()?;
         crate::gpu::download_into(&dc, counters)?;
         download(&olds)
@@ -385,7 +458,7 @@ impl<'g> Atomics<'g> {
         if n == 0 {
             return Ok(());
         }
-        let (global, private, gcall, pcall) = T::kernels(self);
+        let (global, private) = T::pick(self);
         let (xp, cp, dp) = (x.as_device_ptr(), counts.as_device_ptr(), dropped.as_device_ptr());
         let b = *bins;
         if method == Method::Private {
@@ -399,20 +472,20 @@ impl<'g> Atomics<'g> {
             // SAFETY: parameters mirror `(bins: Bins, n: u64, x: *const f64, counts: *mut T,
             // dropped: *mut u64)`; x holds n, counts k ≤ 12 288 (check_method), dropped 3;
             // blocks of PRIVATE_BLOCK or twice that threads (multiples of 32).
-            unsafe { self.gpu.launch(private, pcall, grid, 0, &[arg(&b), arg(&n), arg(&xp), arg(&cp), arg(&dp)]) }
+            unsafe { private.launch(self.gpu, grid, 0, (Param(b), n, xp, cp, dp)) }
         } else {
             let grid = self.hist_grid(n)?;
             let code = method.code();
             // SAFETY: parameters mirror `(bins: Bins, method: u32, n: u64, x: *const f64,
             // counts: *mut T, dropped: *mut u64)`; lengths checked; HIST_BLOCK threads.
             unsafe {
-                self.gpu.launch(global, gcall, grid, 0, &[arg(&b), arg(&code), arg(&n), arg(&xp), arg(&cp), arg(&dp)])
+                global.launch(self.gpu, grid, 0, (Param(b), code, n, xp, cp, dp))
             }
         }
     }
 
     #[allow(clippy::too_many_arguments)] // the public wrappers take 6; this private one adds `fixed`
-    fn weighted_on_device<T: DeviceCopy + cust::memory::bytemuck::Zeroable>(
+    fn weighted_on_device<T: WeightedSelect + cust::memory::bytemuck::Zeroable>(
         &self,
         fixed: bool,
         method: Method,
@@ -438,34 +511,20 @@ impl<'g> Atomics<'g> {
         let (xp, cp, dp) = (x.as_device_ptr(), counts.as_device_ptr(), dropped.as_device_ptr());
         let b = *bins;
         if method == Method::Private {
-            let (f, call) = if fixed {
-                (&self.histogram_private_fixed, "cuLaunchKernel(histogram_private_fixed)")
-            } else {
-                (&self.histogram_private_f64, "cuLaunchKernel(histogram_private_f64)")
-            };
+            let f = T::private(self);
             let grid = self.hist_grid(n)?;
             // SAFETY: parameters mirror `(bins: Bins, n: u64, x: *const f64, w: *const f64,
             // counts: *mut T, dropped: *mut u64)`; w null or n long, counts k ≤ 6 144
             // (check_method), dropped 3; HIST_BLOCK threads.
-            unsafe { self.gpu.launch(f, call, grid, 0, &[arg(&b), arg(&n), arg(&xp), arg(&wp), arg(&cp), arg(&dp)]) }
+            unsafe { f.launch(self.gpu, grid, 0, (Param(b), n, xp, wp, cp, dp)) }
         } else {
-            let (f, call) = if fixed {
-                (&self.histogram_fixed, "cuLaunchKernel(histogram_fixed)")
-            } else {
-                (&self.histogram_f64, "cuLaunchKernel(histogram_f64)")
-            };
+            let f = T::global(self);
             let grid = self.hist_grid(n)?;
             let code = method.code();
             // SAFETY: parameters mirror `(bins: Bins, method: u32, n: u64, x: *const f64,
             // w: *const f64, counts: *mut T, dropped: *mut u64)`; lengths checked above.
             unsafe {
-                self.gpu.launch(
-                    f,
-                    call,
-                    grid,
-                    0,
-                    &[arg(&b), arg(&code), arg(&n), arg(&xp), arg(&wp), arg(&cp), arg(&dp)],
-                )
+                f.launch(self.gpu, grid, 0, (Param(b), code, n, xp, wp, cp, dp))
             }
         }
     }
@@ -628,25 +687,7 @@ impl<'g> Atomics<'g> {
             // verified for these extents; p and p_out are the two distinct buffers; partials has
             // (mi−2)(mj−2)·chunks_per_row(mk) slots; blockDim.x is a multiple of 32, z is 1.
             unsafe {
-                self.gpu.launch(
-                    &self.himeno_jacobi,
-                    "cuLaunchKernel(himeno_jacobi)",
-                    dims,
-                    0,
-                    &[
-                        arg(&kdims),
-                        arg(&omega),
-                        arg(&ptrs[0]),
-                        arg(&ptrs[1]),
-                        arg(&ptrs[2]),
-                        arg(&ptrs[3]),
-                        arg(&ptrs[4]),
-                        arg(&ptrs[5]),
-                        arg(&ptrs[6]),
-                        arg(&ptrs[7]),
-                        arg(&ptrs[8]),
-                    ],
-                )?
+                self.himeno_jacobi.launch(self.gpu, dims, 0, (Param(kdims), omega, ptrs[0], ptrs[1], ptrs[2], ptrs[3], ptrs[4], ptrs[5], ptrs[6], ptrs[7], ptrs[8]))?
             };
             if gosa == gosa_via::TREE {
                 let (pp, gp) = (state.partials.as_device_ptr(), state.gosa.as_device_ptr());
@@ -654,13 +695,7 @@ impl<'g> Atomics<'g> {
                 // SAFETY: parameters mirror `(partials: *const f32, len: u32, out: *mut f32)`;
                 // partials holds partial_len, out one f32; one block of LEVEL2_THREADS threads.
                 unsafe {
-                    self.gpu.launch(
-                        &self.himeno_gosa_reduce,
-                        "cuLaunchKernel(himeno_gosa_reduce)",
-                        one,
-                        0,
-                        &[arg(&pp), arg(&partial_len), arg(&gp)],
-                    )?
+                    self.himeno_gosa_reduce.launch(self.gpu, one, 0, (pp, partial_len, gp))?
                 };
             }
             state.current = dst;

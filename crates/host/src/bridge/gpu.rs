@@ -8,11 +8,12 @@
 
 use crate::gpu::upload;
 use crate::error::{Error, Result, cuda};
-use crate::gpu::{Gpu, arg};
+use crate::gpu::Gpu;
 use crate::launch::{Grid1d, expect_len, len_u32};
 use super::plan::{Plan, Precision};
 use crate::bridge::cpu::{Output, SOBOL_MAX_DIMS, Source, check_generation, sobol_directions};
-use cust::function::Function;
+use crate::kernel::Kernel;
+use cust::memory::DeviceCopy;
 use cust::memory::{DeviceBuffer, DevicePointer, DeviceSlice};
 use lockstep_shared::bridge::INDICES;
 use lockstep_shared::bridge::sobol::{BITS, low_table, normals_shared_bytes};
@@ -147,24 +148,72 @@ pub enum Variant {
     SobolD1,
 }
 
-struct Kernels<'g> {
-    buffer: Function<'g>,
-    dims: Function<'g>,
-    philox: Function<'g>,
-    sobol: Function<'g>,
-    normals_philox: Function<'g>,
-    normals_sobol: Function<'g>,
-    philox_d1: Function<'g>,
-    sobol_d1: Function<'g>,
-    names: [&'static str; 8],
+/// `DevicePointer`, short: every address parameter of the bridge kernels.
+type Dp<T> = DevicePointer<T>;
+
+/// The bridge kernels of one precision, with their parameter lists (each starts with the
+/// strategy `(coef, idx, steps, dims, slots, chol, start, increments)`).
+#[allow(clippy::type_complexity)]
+pub(crate) struct Kernels<'g, T: DeviceCopy> {
+    /// `(…, scratch, z, out, paths)`.
+    buffer: Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, Dp<T>, Dp<T>, Dp<T>, u32)>,
+    /// `(…, z, out, paths)`.
+    dims: Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, Dp<T>, Dp<T>, u32)>,
+    /// `(…, scratch, seed, out, paths)`.
+    philox: Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, Dp<T>, u64, Dp<T>, u32)>,
+    /// `(…, scratch, dirs, low, offset, out, paths)`.
+    sobol: Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, Dp<T>, Dp<u32>, Dp<u32>, u32, Dp<T>, u32)>,
+    /// `(rows, seed, out, paths)`.
+    normals_philox: Kernel<'g, (u32, u64, Dp<T>, u32)>,
+    /// `(rows, dirs, low, offset, out, paths)`.
+    normals_sobol: Kernel<'g, (u32, Dp<u32>, Dp<u32>, u32, Dp<T>, u32)>,
+    /// `(…, seed, sched, cache_slots, out, paths)`.
+    philox_d1: Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, u64, Dp<u32>, u32, Dp<T>, u32)>,
+    /// `(…, dirs, low, offset, out, paths)`.
+    sobol_d1: Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, Dp<u32>, Dp<u32>, u32, Dp<T>, u32)>,
+}
+
+impl<'g, T: DeviceCopy> Kernels<'g, T> {
+    /// Looks up the eight kernels named, in the order of the fields.
+    fn new(gpu: &'g Gpu, names: [&'static str; 8]) -> Result<Self> {
+        let [buffer, dims, philox, sobol, normals_philox, normals_sobol, philox_d1, sobol_d1] = names;
+        Ok(Kernels {
+            buffer: gpu.kernel(buffer)?,
+            dims: gpu.kernel(dims)?,
+            philox: gpu.kernel(philox)?,
+            sobol: gpu.kernel(sobol)?,
+            normals_philox: gpu.kernel(normals_philox)?,
+            normals_sobol: gpu.kernel(normals_sobol)?,
+            philox_d1: gpu.kernel(philox_d1)?,
+            sobol_d1: gpu.kernel(sobol_d1)?,
+        })
+    }
+}
+
+/// The precisions' choice of their kernels (a supertrait of [`super::Precision`]).
+pub(crate) trait Select: Sized + DeviceCopy {
+    /// `b`'s kernels of `Self`.
+    fn pick<'a, 'g>(b: &'a Bridge<'g>) -> &'a Kernels<'g, Self>;
+}
+
+impl Select for f32 {
+    fn pick<'a, 'g>(b: &'a Bridge<'g>) -> &'a Kernels<'g, f32> {
+        &b.k32
+    }
+}
+
+impl Select for f64 {
+    fn pick<'a, 'g>(b: &'a Bridge<'g>) -> &'a Kernels<'g, f64> {
+        &b.k64
+    }
 }
 
 /// The bridge kernels, loaded and ready.
 pub struct Bridge<'g> {
     gpu: &'g Gpu,
     block: u32,
-    k32: Kernels<'g>,
-    k64: Kernels<'g>,
+    k32: Kernels<'g, f32>,
+    k64: Kernels<'g, f64>,
 }
 
 impl<'g> Bridge<'g> {
@@ -179,46 +228,32 @@ impl<'g> Bridge<'g> {
         Ok(Bridge {
             gpu,
             block,
-            k32: Kernels {
-                buffer: gpu.function("bridge_f32")?,
-                dims: gpu.function("bridge_dims_f32")?,
-                philox: gpu.function("bridge_philox_f32")?,
-                sobol: gpu.function("bridge_sobol_f32")?,
-                normals_philox: gpu.function("normals_philox_f32")?,
-                normals_sobol: gpu.function("normals_sobol_f32")?,
-                philox_d1: gpu.function("bridge_philox_d1_f32")?,
-                sobol_d1: gpu.function("bridge_sobol_d1_f32")?,
-                names: [
-                    "cuLaunchKernel(bridge_f32)",
-                    "cuLaunchKernel(bridge_philox_f32)",
-                    "cuLaunchKernel(bridge_sobol_f32)",
-                    "cuLaunchKernel(normals_philox_f32)",
-                    "cuLaunchKernel(normals_sobol_f32)",
-                    "cuLaunchKernel(bridge_dims_f32)",
-                    "cuLaunchKernel(bridge_philox_d1_f32)",
-                    "cuLaunchKernel(bridge_sobol_d1_f32)",
+            k32: Kernels::new(
+                gpu,
+                [
+                    "bridge_f32",
+                    "bridge_dims_f32",
+                    "bridge_philox_f32",
+                    "bridge_sobol_f32",
+                    "normals_philox_f32",
+                    "normals_sobol_f32",
+                    "bridge_philox_d1_f32",
+                    "bridge_sobol_d1_f32",
                 ],
-            },
-            k64: Kernels {
-                buffer: gpu.function("bridge_f64")?,
-                dims: gpu.function("bridge_dims_f64")?,
-                philox: gpu.function("bridge_philox_f64")?,
-                sobol: gpu.function("bridge_sobol_f64")?,
-                normals_philox: gpu.function("normals_philox_f64")?,
-                normals_sobol: gpu.function("normals_sobol_f64")?,
-                philox_d1: gpu.function("bridge_philox_d1_f64")?,
-                sobol_d1: gpu.function("bridge_sobol_d1_f64")?,
-                names: [
-                    "cuLaunchKernel(bridge_f64)",
-                    "cuLaunchKernel(bridge_philox_f64)",
-                    "cuLaunchKernel(bridge_sobol_f64)",
-                    "cuLaunchKernel(normals_philox_f64)",
-                    "cuLaunchKernel(normals_sobol_f64)",
-                    "cuLaunchKernel(bridge_dims_f64)",
-                    "cuLaunchKernel(bridge_philox_d1_f64)",
-                    "cuLaunchKernel(bridge_sobol_d1_f64)",
+            )?,
+            k64: Kernels::new(
+                gpu,
+                [
+                    "bridge_f64",
+                    "bridge_dims_f64",
+                    "bridge_philox_f64",
+                    "bridge_sobol_f64",
+                    "normals_philox_f64",
+                    "normals_sobol_f64",
+                    "bridge_philox_d1_f64",
+                    "bridge_sobol_d1_f64",
                 ],
-            },
+            )?,
         })
     }
 
@@ -237,16 +272,16 @@ impl<'g> Bridge<'g> {
     /// compiled it for this GPU (`cuFuncGetAttribute`).
     pub fn attributes<T: Precision>(&self, variant: Variant) -> Result<(i32, i32)> {
         use cust::function::FunctionAttribute::{LocalSizeBytes, NumRegisters};
-        let k = self.kernels::<T>();
+        let k = T::pick(self);
         let f = match variant {
-            Variant::Buffer => &k.buffer,
-            Variant::BufferDims => &k.dims,
-            Variant::Philox => &k.philox,
-            Variant::Sobol => &k.sobol,
-            Variant::NormalsPhilox => &k.normals_philox,
-            Variant::NormalsSobol => &k.normals_sobol,
-            Variant::PhiloxD1 => &k.philox_d1,
-            Variant::SobolD1 => &k.sobol_d1,
+            Variant::Buffer => k.buffer.function(),
+            Variant::BufferDims => k.dims.function(),
+            Variant::Philox => k.philox.function(),
+            Variant::Sobol => k.sobol.function(),
+            Variant::NormalsPhilox => k.normals_philox.function(),
+            Variant::NormalsSobol => k.normals_sobol.function(),
+            Variant::PhiloxD1 => k.philox_d1.function(),
+            Variant::SobolD1 => k.sobol_d1.function(),
         };
         let regs = f.get_attribute(NumRegisters).map_err(cuda("cuFuncGetAttribute"))?;
         let local = f.get_attribute(LocalSizeBytes).map_err(cuda("cuFuncGetAttribute"))?;
@@ -298,10 +333,6 @@ impl<'g> Bridge<'g> {
             core::mem::size_of::<T>(),
             plan.cache_slots as usize,
         )
-    }
-
-    fn kernels<T: Precision>(&self) -> &Kernels<'g> {
-        if T::NAME == "f32" { &self.k32 } else { &self.k64 }
     }
 
     /// Copies `plan`'s tables (and, when (N+1)·d ≤ 21,201, its Sobol direction numbers) to the
@@ -379,7 +410,7 @@ impl<'g> Bridge<'g> {
             _ => out.as_device_ptr(), // never dereferenced: the stack lives in shared memory
         };
         let grid = Grid1d::for_len(n as u64, self.block)?;
-        let k = self.kernels::<T>();
+        let k = T::pick(self);
         let (cp, ip, hp, xp, op) = (
             plan.coef.as_device_ptr(),
             plan.idx.as_device_ptr(),
@@ -443,25 +474,7 @@ impl<'g> Bridge<'g> {
                     // Plan, z/out hold (N+1)·d·paths, buffer_fast holds with 2 ≤ d ≤ 4, shared_bytes
                     // and the grid as the kernel expects (buffer_shared_bytes, buffer_lanes).
                     return unsafe {
-                        self.gpu.launch(
-                            &k.dims,
-                            k.names[5],
-                            grid,
-                            shared_bytes,
-                            &[
-                                arg(&cp),
-                                arg(&ip),
-                                arg(&plan.steps),
-                                arg(&plan.dims),
-                                arg(&plan.slots),
-                                arg(&hp),
-                                arg(&xp),
-                                arg(&inc),
-                                arg(&zp),
-                                arg(&op),
-                                arg(&n),
-                            ],
-                        )
+                        k.dims.launch(self.gpu, grid, shared_bytes, (cp, ip, plan.steps, plan.dims, plan.slots, hp, xp, inc, zp, op, n))
                     };
                 }
                 // SAFETY: arguments mirror `bridge_f32/f64(coef, idx, steps, dims, slots, chol, start,
@@ -469,26 +482,7 @@ impl<'g> Bridge<'g> {
                 // z/out hold (N+1)·d·paths, scratch as checked, shared_bytes and the grid (paths /
                 // lanes threads or more) as the kernel expects (buffer_shared_bytes, buffer_lanes).
                 unsafe {
-                    self.gpu.launch(
-                        &k.buffer,
-                        k.names[0],
-                        grid,
-                        shared_bytes,
-                        &[
-                            arg(&cp),
-                            arg(&ip),
-                            arg(&plan.steps),
-                            arg(&plan.dims),
-                            arg(&plan.slots),
-                            arg(&hp),
-                            arg(&xp),
-                            arg(&inc),
-                            arg(&sp),
-                            arg(&zp),
-                            arg(&op),
-                            arg(&n),
-                        ],
-                    )
+                    k.buffer.launch(self.gpu, grid, shared_bytes, (cp, ip, plan.steps, plan.dims, plan.slots, hp, xp, inc, sp, zp, op, n))
                 }
             }
             DeviceSource::Philox { seed } if self.launched(plan, paths, Variant::Philox) == Variant::PhiloxD1 => {
@@ -514,27 +508,7 @@ impl<'g> Bridge<'g> {
                 // SAFETY: arguments mirror the kernel's; fused_fast_d1 holds (just checked), the
                 // tables come from one validated Plan, out holds (N+1)·d·paths, sched as above.
                 unsafe {
-                    self.gpu.launch(
-                        &k.philox_d1,
-                        k.names[6],
-                        grid,
-                        shared_bytes,
-                        &[
-                            arg(&cp),
-                            arg(&ip),
-                            arg(&plan.steps),
-                            arg(&plan.dims),
-                            arg(&plan.slots),
-                            arg(&hp),
-                            arg(&xp),
-                            arg(&inc),
-                            arg(&seed),
-                            arg(&sched),
-                            arg(&cache_slots),
-                            arg(&op),
-                            arg(&n),
-                        ],
-                    )
+                    k.philox_d1.launch(self.gpu, grid, shared_bytes, (cp, ip, plan.steps, plan.dims, plan.slots, hp, xp, inc, seed, sched, cache_slots, op, n))
                 }
             }
             DeviceSource::Philox { seed } => {
@@ -542,26 +516,7 @@ impl<'g> Bridge<'g> {
                 // SAFETY: as the buffer kernel with `seed: u64` in place of z; shared_bytes =
                 // fused_shared_bytes(.., false) as the kernel expects.
                 unsafe {
-                    self.gpu.launch(
-                        &k.philox,
-                        k.names[1],
-                        grid,
-                        shared_bytes,
-                        &[
-                            arg(&cp),
-                            arg(&ip),
-                            arg(&plan.steps),
-                            arg(&plan.dims),
-                            arg(&plan.slots),
-                            arg(&hp),
-                            arg(&xp),
-                            arg(&inc),
-                            arg(&sp),
-                            arg(&seed),
-                            arg(&op),
-                            arg(&n),
-                        ],
-                    )
+                    k.philox.launch(self.gpu, grid, shared_bytes, (cp, ip, plan.steps, plan.dims, plan.slots, hp, xp, inc, sp, seed, op, n))
                 }
             }
             DeviceSource::Sobol { offset } if self.launched(plan, paths, Variant::Sobol) == Variant::SobolD1 => {
@@ -572,27 +527,7 @@ impl<'g> Bridge<'g> {
                 // checked), dirs and low hold (N+1)·d·32 words, offset + paths ≤ 2^32 (checked),
                 // the block is whole warps, shared_bytes = fused_shared_bytes(.., true).
                 unsafe {
-                    self.gpu.launch(
-                        &k.sobol_d1,
-                        k.names[7],
-                        grid,
-                        shared_bytes,
-                        &[
-                            arg(&cp),
-                            arg(&ip),
-                            arg(&plan.steps),
-                            arg(&plan.dims),
-                            arg(&plan.slots),
-                            arg(&hp),
-                            arg(&xp),
-                            arg(&inc),
-                            arg(&dirs),
-                            arg(&low),
-                            arg(&offset),
-                            arg(&op),
-                            arg(&n),
-                        ],
-                    )
+                    k.sobol_d1.launch(self.gpu, grid, shared_bytes, (cp, ip, plan.steps, plan.dims, plan.slots, hp, xp, inc, dirs, low, offset, op, n))
                 }
             }
             DeviceSource::Sobol { offset } => {
@@ -602,28 +537,7 @@ impl<'g> Bridge<'g> {
                 // low hold (N+1)·d·32 words, offset + paths ≤ 2^32 (checked), the block is whole
                 // warps (`block_size`), shared_bytes = fused_shared_bytes(.., true).
                 unsafe {
-                    self.gpu.launch(
-                        &k.sobol,
-                        k.names[2],
-                        grid,
-                        shared_bytes,
-                        &[
-                            arg(&cp),
-                            arg(&ip),
-                            arg(&plan.steps),
-                            arg(&plan.dims),
-                            arg(&plan.slots),
-                            arg(&hp),
-                            arg(&xp),
-                            arg(&inc),
-                            arg(&sp),
-                            arg(&dirs),
-                            arg(&low),
-                            arg(&offset),
-                            arg(&op),
-                            arg(&n),
-                        ],
-                    )
+                    k.sobol.launch(self.gpu, grid, shared_bytes, (cp, ip, plan.steps, plan.dims, plan.slots, hp, xp, inc, sp, dirs, low, offset, op, n))
                 }
             }
         }
@@ -668,7 +582,7 @@ impl<'g> Bridge<'g> {
         expect_len("out", out.len(), len)?;
         let rows = len_u32("rows", plan.rows)?;
         let grid = Grid1d::for_len(n as u64, self.block)?;
-        let k = self.kernels::<T>();
+        let k = T::pick(self);
         let op = out.as_device_ptr();
         match source {
             DeviceSource::Buffer(_) => Err(Error::InvalidInput {
@@ -678,13 +592,7 @@ impl<'g> Bridge<'g> {
             DeviceSource::Philox { seed } => {
                 // SAFETY: mirrors `normals_philox_*(rows, seed, out, paths)`; out holds rows·paths.
                 unsafe {
-                    self.gpu.launch(
-                        &k.normals_philox,
-                        k.names[3],
-                        grid,
-                        0,
-                        &[arg(&rows), arg(&seed), arg(&op), arg(&n)],
-                    )
+                    k.normals_philox.launch(self.gpu, grid, 0, (rows, seed, op, n))
                 }
             }
             DeviceSource::Sobol { offset } => {
@@ -695,13 +603,7 @@ impl<'g> Bridge<'g> {
                 // low hold rows·32 words, out rows·paths, offset + paths ≤ 2^32 (checked), the
                 // block is whole warps, shared_bytes = normals_shared_bytes(rows, block).
                 unsafe {
-                    self.gpu.launch(
-                        &k.normals_sobol,
-                        k.names[4],
-                        grid,
-                        shared_bytes,
-                        &[arg(&rows), arg(&dirs), arg(&low), arg(&offset), arg(&op), arg(&n)],
-                    )
+                    k.normals_sobol.launch(self.gpu, grid, shared_bytes, (rows, dirs, low, offset, op, n))
                 }
             }
         }

@@ -6,6 +6,15 @@ use crate::error::{Error, Result};
 use lockstep_shared::bridge::{self as sh, EMIT_LEFT, EMIT_RIGHT, MAX_DIMS, NO_SLOT, Real, Step};
 use std::collections::BTreeSet;
 
+#[cfg(feature = "gpu")]
+use super::gpu::Select;
+
+/// Without GPU support every type passes (nothing is selected).
+#[cfg(not(feature = "gpu"))]
+trait Select {}
+#[cfg(not(feature = "gpu"))]
+impl<T> Select for T {}
+
 /// How the d-dimensional noise is correlated.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Noise {
@@ -124,7 +133,8 @@ pub struct Tables<T> {
 }
 
 /// f32 or f64 generation.
-pub trait Precision: Real + crate::DeviceValue + Default + Send + Sync + std::fmt::Debug + 'static {
+#[allow(private_bounds)] // sealed: `Select` picks the GPU kernels of each precision
+pub trait Precision: Real + crate::DeviceValue + Select + Default + Send + Sync + std::fmt::Debug + 'static {
     /// The plan's tables in this precision.
     fn tables(plan: &Plan) -> &Tables<Self>;
     /// "f32" or "f64".

@@ -3,9 +3,9 @@
 
 use crate::gpu::{download, download_into, upload};
 use crate::error::{Error, Result, cuda};
-use crate::gpu::{Gpu, arg};
+use crate::gpu::Gpu;
+use crate::kernel::Kernel;
 use crate::launch::{Grid1d, disjoint, expect_len, len_u32};
-use cust::function::Function;
 use cust::memory::{DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
 use lockstep_shared::axpy::SAXPY_PER_THREAD;
 use lockstep_shared::reduce::{BLOCK_REDUCE_THREADS, WARP_SIZE};
@@ -17,13 +17,19 @@ pub const DEFAULT_BLOCK: u32 = 256;
 pub struct Foundation<'g> {
     gpu: &'g Gpu,
     block: u32,
-    saxpy: Function<'g>,
-    daxpy: Function<'g>,
-    count_exceeding: Function<'g>,
-    warp_sum_f32: Function<'g>,
-    block_sum_f64: Function<'g>,
-    exp_sin_log_f64: Function<'g>,
+    saxpy: Axpy<'g, f32>,
+    daxpy: Axpy<'g, f64>,
+    count_exceeding: Kernel<'g, (u32, DevicePointer<f32>, f32, DevicePointer<u32>)>,
+    warp_sum_f32: Map<'g, f32>,
+    block_sum_f64: Map<'g, f64>,
+    exp_sin_log_f64: Map<'g, f64>,
 }
+
+/// `(n, a, x, y)` of saxpy/daxpy.
+type Axpy<'g, T> = Kernel<'g, (u32, T, DevicePointer<T>, DevicePointer<T>)>;
+
+/// `(n, x, out)` of the reductions and the libm kernel.
+type Map<'g, T> = Kernel<'g, (u32, DevicePointer<T>, DevicePointer<T>)>;
 
 impl<'g> Foundation<'g> {
     /// Looks up every foundation kernel in `gpu`'s module; 256 threads per block.
@@ -38,12 +44,12 @@ impl<'g> Foundation<'g> {
         Ok(Foundation {
             gpu,
             block,
-            saxpy: gpu.function("saxpy")?,
-            daxpy: gpu.function("daxpy")?,
-            count_exceeding: gpu.function("count_exceeding")?,
-            warp_sum_f32: gpu.function("warp_sum_f32")?,
-            block_sum_f64: gpu.function("block_sum_f64")?,
-            exp_sin_log_f64: gpu.function("exp_sin_log_f64")?,
+            saxpy: gpu.kernel("saxpy")?,
+            daxpy: gpu.kernel("daxpy")?,
+            count_exceeding: gpu.kernel("count_exceeding")?,
+            warp_sum_f32: gpu.kernel("warp_sum_f32")?,
+            block_sum_f64: gpu.kernel("block_sum_f64")?,
+            exp_sin_log_f64: gpu.kernel("exp_sin_log_f64")?,
         })
     }
 
@@ -54,8 +60,7 @@ impl<'g> Foundation<'g> {
 
     fn axpy_on_device<T: DeviceCopy>(
         &self,
-        f: &Function<'_>,
-        call: &'static str,
+        f: &Axpy<'_, T>,
         per_thread: u32,
         a: T,
         x: &DeviceSlice<T>,
@@ -69,17 +74,17 @@ impl<'g> Foundation<'g> {
         let grid = Grid1d::for_len((n as u64).div_ceil(per_thread as u64), self.block)?;
         // SAFETY: parameters mirror `(n: u32, a: T, x: *const T, y: *mut T)` of the kernel;
         // x and y hold n elements and do not overlap (both checked above).
-        unsafe { self.gpu.launch(f, call, grid, 0, &[arg(&n), arg(&a), arg(&xp), arg(&yp)]) }
+        unsafe { f.launch(self.gpu, grid, 0, (n, a, xp, yp)) }
     }
 
     /// Enqueues `y ← a·x + y` (f32) on device buffers of equal length.
     pub fn saxpy_on_device(&self, a: f32, x: &DeviceSlice<f32>, y: &mut DeviceSlice<f32>) -> Result<()> {
-        self.axpy_on_device(&self.saxpy, "cuLaunchKernel(saxpy)", SAXPY_PER_THREAD, a, x, y)
+        self.axpy_on_device(&self.saxpy, SAXPY_PER_THREAD, a, x, y)
     }
 
     /// Enqueues `y ← a·x + y` (f64) on device buffers of equal length.
     pub fn daxpy_on_device(&self, a: f64, x: &DeviceSlice<f64>, y: &mut DeviceSlice<f64>) -> Result<()> {
-        self.axpy_on_device(&self.daxpy, "cuLaunchKernel(daxpy)", 1, a, x, y)
+        self.axpy_on_device(&self.daxpy, 1, a, x, y)
     }
 
     fn axpy_host<T: DeviceCopy>(
@@ -131,13 +136,7 @@ impl<'g> Foundation<'g> {
         // SAFETY: parameters mirror `(n: u32, x: *const f32, threshold: f32, counter: *mut u32)`;
         // x holds n elements, counter one u32.
         unsafe {
-            self.gpu.launch(
-                &self.count_exceeding,
-                "cuLaunchKernel(count_exceeding)",
-                grid,
-                0,
-                &[arg(&n), arg(&xp), arg(&threshold), arg(&cp)],
-            )?
+            self.count_exceeding.launch(self.gpu, grid, 0, (n, xp, threshold, cp))?
         };
         self.gpu.synchronize()?;
         Ok(download(&counter)?[0])
@@ -157,13 +156,7 @@ impl<'g> Foundation<'g> {
         // SAFETY: parameters mirror `(n: u32, x: *const f32, out: *mut f32)`; x holds n
         // elements, out ceil(n/32); the block size is a multiple of 32 (block_size checked it).
         unsafe {
-            self.gpu.launch(
-                &self.warp_sum_f32,
-                "cuLaunchKernel(warp_sum_f32)",
-                grid,
-                0,
-                &[arg(&n), arg(&xp), arg(&op)],
-            )?
+            self.warp_sum_f32.launch(self.gpu, grid, 0, (n, xp, op))?
         };
         self.gpu.synchronize()?;
         download(&out)
@@ -183,13 +176,7 @@ impl<'g> Foundation<'g> {
         // SAFETY: parameters mirror `(n: u32, x: *const f64, out: *mut f64)`; 256 threads per
         // block as the kernel's shared array requires; out has one slot per block.
         unsafe {
-            self.gpu.launch(
-                &self.block_sum_f64,
-                "cuLaunchKernel(block_sum_f64)",
-                grid,
-                0,
-                &[arg(&n), arg(&xp), arg(&op)],
-            )?
+            self.block_sum_f64.launch(self.gpu, grid, 0, (n, xp, op))?
         };
         self.gpu.synchronize()?;
         download(&out)
@@ -207,13 +194,7 @@ impl<'g> Foundation<'g> {
         let (xp, op) = (dx.as_device_ptr(), out.as_device_ptr());
         // SAFETY: parameters mirror `(n: u32, x: *const f64, y: *mut f64)`; both hold n.
         unsafe {
-            self.gpu.launch(
-                &self.exp_sin_log_f64,
-                "cuLaunchKernel(exp_sin_log_f64)",
-                grid,
-                0,
-                &[arg(&n), arg(&xp), arg(&op)],
-            )?
+            self.exp_sin_log_f64.launch(self.gpu, grid, 0, (n, xp, op))?
         };
         self.gpu.synchronize()?;
         download(&out)

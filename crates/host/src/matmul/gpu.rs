@@ -2,9 +2,10 @@
 
 use crate::gpu::{download, upload};
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, arg};
+use crate::gpu::Gpu;
 use crate::launch::{Dims, expect_len};
-use cust::function::Function;
+use crate::kernel::Kernel;
+use cust::memory::DeviceCopy;
 use cust::memory::{DevicePointer, DeviceSlice};
 use lockstep_shared::matmul::MAX_TILE;
 
@@ -49,31 +50,41 @@ pub fn dims(kernel: MatKernel, n: usize) -> Result<Dims> {
 }
 
 
+/// `(n, a, b, c)`: the global and the shared kernel of one element type.
+type Pair<'g, T> = [Kernel<'g, (u32, DevicePointer<T>, DevicePointer<T>, DevicePointer<T>)>; 2];
+
+/// The element types' choice of their kernels (a supertrait of [`super::MatElem`]).
+pub(crate) trait Select: Sized + DeviceCopy {
+    /// `m`'s global and shared kernel of `Self`.
+    fn pick<'a, 'g>(m: &'a Matmul<'g>) -> &'a Pair<'g, Self>;
+}
+
+impl Select for i32 {
+    fn pick<'a, 'g>(m: &'a Matmul<'g>) -> &'a Pair<'g, i32> {
+        &m.i32s
+    }
+}
+
+impl Select for i64 {
+    fn pick<'a, 'g>(m: &'a Matmul<'g>) -> &'a Pair<'g, i64> {
+        &m.i64s
+    }
+}
+
 /// The matrix-product kernels, loaded and ready.
 pub struct Matmul<'g> {
     gpu: &'g Gpu,
-    i32s: [(&'static str, Function<'g>); 2],
-    i64s: [(&'static str, Function<'g>); 2],
+    i32s: Pair<'g, i32>,
+    i64s: Pair<'g, i64>,
 }
 
 impl<'g> Matmul<'g> {
-    /// The two kernels of `T` (global, shared).
-    fn kernels<T: super::MatElem>(&self) -> &[(&'static str, Function<'g>); 2] {
-        if T::NAME == "i32" { &self.i32s } else { &self.i64s }
-    }
-
     /// Looks up the four kernels.
     pub fn new(gpu: &'g Gpu) -> Result<Self> {
         Ok(Matmul {
             gpu,
-            i32s: [
-                ("cuLaunchKernel(matmul_global_i32)", gpu.function("matmul_global_i32")?),
-                ("cuLaunchKernel(matmul_shared_i32)", gpu.function("matmul_shared_i32")?),
-            ],
-            i64s: [
-                ("cuLaunchKernel(matmul_global_i64)", gpu.function("matmul_global_i64")?),
-                ("cuLaunchKernel(matmul_shared_i64)", gpu.function("matmul_shared_i64")?),
-            ],
+            i32s: [gpu.kernel("matmul_global_i32")?, gpu.kernel("matmul_shared_i32")?],
+            i64s: [gpu.kernel("matmul_global_i64")?, gpu.kernel("matmul_shared_i64")?],
         })
     }
 
@@ -91,14 +102,14 @@ impl<'g> Matmul<'g> {
         expect_len("a", a.len(), nn)?;
         expect_len("b", b.len(), nn)?;
         expect_len("c", c.len(), nn)?;
-        let (call, f) = &self.kernels::<T>()[matches!(kernel, MatKernel::Shared { .. }) as usize];
+        let f = &T::pick(self)[matches!(kernel, MatKernel::Shared { .. }) as usize];
         let n32 = n as u32;
         let (ap, bp, cp): (DevicePointer<T>, DevicePointer<T>, DevicePointer<T>) =
             (a.as_device_ptr(), b.as_device_ptr(), c.as_device_ptr());
         // SAFETY: parameters mirror `(n: u32, a: *const T, b: *const T, c: *mut T)`; each holds
         // n² elements (checked); c is borrowed mutably so it overlaps neither input; the shared
         // kernel gets a square block of at most 16×16 (dims checked the tile).
-        unsafe { self.gpu.launch(f, call, d, 0, &[arg(&n32), arg(&ap), arg(&bp), arg(&cp)]) }
+        unsafe { f.launch(self.gpu, d, 0, (n32, ap, bp, cp)) }
     }
 
     /// `C = A·B` for host matrices of `n²` elements (row-major); checks device memory first.

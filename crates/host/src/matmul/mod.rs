@@ -13,8 +13,18 @@ pub use lockstep_shared::matmul::MatInt;
 use crate::launch::expect_len;
 use crate::{Backend, Error, Result};
 
+#[cfg(feature = "gpu")]
+use gpu::Select;
+
+/// Without GPU support every type passes (nothing is selected).
+#[cfg(not(feature = "gpu"))]
+trait Select {}
+#[cfg(not(feature = "gpu"))]
+impl<T> Select for T {}
+
 /// Element types with matrix-product kernels (`i32`, `i64`).
-pub trait MatElem: MatInt + crate::DeviceValue + Send + Sync + 'static {
+#[allow(private_bounds)] // sealed: `Select` picks the GPU kernels of each type
+pub trait MatElem: MatInt + crate::DeviceValue + Select + Send + Sync + 'static {
     /// `"i32"` or `"i64"`.
     const NAME: &'static str;
 }

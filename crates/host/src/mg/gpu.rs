@@ -5,12 +5,13 @@
 
 use crate::gpu::{download, upload};
 use crate::error::{Error, Result, cuda};
-use crate::gpu::{Gpu, arg};
+use crate::gpu::Gpu;
 use crate::launch::{Dims, Grid1d, block_size};
 use crate::mg::cpu::{Outcome, Setup, Trace, draws_of_group, setups, validate};
 use cust::device::DeviceAttribute;
-use cust::function::{BlockSize, Function, FunctionAttribute};
-use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy};
+use crate::kernel::{Kernel, KernelArgs, Param};
+use cust::function::{BlockSize, FunctionAttribute};
+use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DevicePointer};
 use lockstep_shared::mg::{Layout, MgBuffers, MgParams, MgStandaloneBuffers, S2_MAX_P};
 
 /// Threads per block unless the caller chooses.
@@ -51,17 +52,32 @@ pub fn trace_bytes(params: &MgParams) -> Option<u64> {
     params.groups.checked_mul(l)?.checked_mul(4)?.checked_add(params.n.checked_mul(params.p as u64)?)
 }
 
+// SAFETY: plain `#[repr(C)]` structs of integers (addresses are `u64`), copied bit for bit to
+// the kernel's parameter space, where the kernels read the same layout.
+unsafe impl DeviceCopy for Param<MgParams> {}
+// SAFETY: as above.
+unsafe impl DeviceCopy for Param<MgBuffers> {}
+// SAFETY: as above.
+unsafe impl DeviceCopy for Param<MgStandaloneBuffers> {}
+
+/// `(params, b, k, h0)`: one pass of the distributed game.
+type Step<'g> = Kernel<'g, (Param<MgParams>, Param<MgBuffers>, u32, u32)>;
+/// `(params, b, h0, bar)`: the persistent grid-sync kernel.
+type GridSync<'g> = Kernel<'g, (Param<MgParams>, Param<MgBuffers>, u32, DevicePointer<u32>)>;
+/// `(params, sb)`: one game per block.
+type Standalone<'g> = Kernel<'g, (Param<MgParams>, Param<MgStandaloneBuffers>)>;
+
 /// The Minority Game kernels, loaded and ready.
 pub struct Mg<'g> {
     gpu: &'g Gpu,
     block: u32,
-    init: Function<'g>,
-    step: Function<'g>,
-    grid_sync: Function<'g>,
-    standalone: Function<'g>,
-    step_s2: Function<'g>,
-    grid_sync_s2: Function<'g>,
-    standalone_s2: Function<'g>,
+    init: Kernel<'g, (Param<MgParams>, Param<MgBuffers>)>,
+    step: Step<'g>,
+    grid_sync: GridSync<'g>,
+    standalone: Standalone<'g>,
+    step_s2: Step<'g>,
+    grid_sync_s2: GridSync<'g>,
+    standalone_s2: Standalone<'g>,
 }
 
 /// Whether the lean `*_s2` kernels run a game: `s = 2`, no trace and `p ≤ S2_MAX_P` (their
@@ -116,13 +132,13 @@ impl<'g> Mg<'g> {
         let mg = Mg {
             gpu,
             block,
-            init: gpu.function("mg_init_tables")?,
-            step: gpu.function("mg_step")?,
-            grid_sync: gpu.function("mg_grid_sync")?,
-            standalone: gpu.function("mg_standalone")?,
-            step_s2: gpu.function("mg_step_s2")?,
-            grid_sync_s2: gpu.function("mg_grid_sync_s2")?,
-            standalone_s2: gpu.function("mg_standalone_s2")?,
+            init: gpu.kernel("mg_init_tables")?,
+            step: gpu.kernel("mg_step")?,
+            grid_sync: gpu.kernel("mg_grid_sync")?,
+            standalone: gpu.kernel("mg_standalone")?,
+            step_s2: gpu.kernel("mg_step_s2")?,
+            grid_sync_s2: gpu.kernel("mg_grid_sync_s2")?,
+            standalone_s2: gpu.kernel("mg_standalone_s2")?,
         };
         Ok(mg)
     }
@@ -134,8 +150,8 @@ impl<'g> Mg<'g> {
 
     /// Refuses a block size `f`'s registers do not allow (the general, trace-capable kernels
     /// need more registers than the `*_s2` ones, so their largest block is smaller).
-    fn check_block(&self, f: &Function<'_>) -> Result<()> {
-        let max = f.get_attribute(FunctionAttribute::MaxThreadsPerBlock).map_err(cuda("cuFuncGetAttribute"))?;
+    fn check_block<A: KernelArgs>(&self, f: &Kernel<'_, A>) -> Result<()> {
+        let max = f.function().get_attribute(FunctionAttribute::MaxThreadsPerBlock).map_err(cuda("cuFuncGetAttribute"))?;
         let max = max.max(0) as u32;
         if self.block > max {
             return Err(Error::TooLarge {
@@ -159,14 +175,15 @@ impl<'g> Mg<'g> {
     /// standalone run of more trials than that needs a second wave).
     pub fn standalone_occupancy(&self, params: &MgParams, trace: bool) -> Result<(u32, u32)> {
         let f = if lean(params, trace) { &self.standalone_s2 } else { &self.standalone };
-        let regs = f.get_attribute(FunctionAttribute::NumRegisters).map_err(cuda("cuFuncGetAttribute"))?;
+        let regs = f.function().get_attribute(FunctionAttribute::NumRegisters).map_err(cuda("cuFuncGetAttribute"))?;
         Ok((regs.max(0) as u32, self.resident_blocks(f)?))
     }
 
     /// Blocks of `f` resident at once on this GPU (occupancy at this block size × SMs).
-    fn resident_blocks(&self, f: &Function<'_>) -> Result<u32> {
+    fn resident_blocks<A: KernelArgs>(&self, f: &Kernel<'_, A>) -> Result<u32> {
         self.gpu.bind()?;
         let per_sm = f
+            .function()
             .max_active_blocks_per_multiprocessor(BlockSize::x(self.block), 0)
             .map_err(cuda("cuOccupancyMaxActiveBlocksPerMultiprocessor"))?;
         let sms = self.gpu.attribute(DeviceAttribute::MultiprocessorCount)?;
@@ -282,31 +299,27 @@ impl<'g> Mg<'g> {
         };
         let h0 = game.setup.h0;
         let bar = game.bar.as_device_ptr();
-        let (step, step_name) =
-            if fast { (&self.step_s2, "cuLaunchKernel(mg_step_s2)") } else { (&self.step, "cuLaunchKernel(mg_step)") };
-        let (sync, sync_name) = if fast {
-            (&self.grid_sync_s2, "cuLaunchKernel(mg_grid_sync_s2)")
-        } else {
-            (&self.grid_sync, "cuLaunchKernel(mg_grid_sync)")
-        };
+        let step = if fast { &self.step_s2 } else { &self.step };
+        let sync = if fast { &self.grid_sync_s2 } else { &self.grid_sync };
+        let (params, b) = (Param(params), Param(b));
         match model {
             Distributed::KernelPerStep => {
                 // SAFETY: parameters mirror `(params: MgParams, b: MgBuffers)`; every buffer in
                 // `b` was allocated by `prepare` with the sizes MgBuffers documents for params.
                 unsafe {
-                    self.gpu.launch(&self.init, "cuLaunchKernel(mg_init_tables)", grid, 0, &[arg(&params), arg(&b)])?
+                    self.init.launch(self.gpu, grid, 0, (params, b))?
                 };
-                for k in 0..=params.p {
+                for k in 0..=params.0.p {
                     // SAFETY: parameters mirror `(params, b, k: u32, h0: u32)` of both step
                     // kernels (the _s2 one only for s = 2, no trace); buffers as above; one stream.
-                    unsafe { self.gpu.launch(step, step_name, grid, 0, &[arg(&params), arg(&b), arg(&k), arg(&h0)])? };
+                    unsafe { step.launch(self.gpu, grid, 0, (params, b, k, h0))? };
                 }
                 Ok(())
             }
             Distributed::GridSync { .. } => {
                 // SAFETY: parameters mirror `(params, b, h0: u32, bar: *mut u32)` of both kernels
                 // (_s2: s = 2, no trace); bar is two zeroed u32; grid ≤ that kernel's capacity.
-                unsafe { self.gpu.launch(sync, sync_name, grid, 0, &[arg(&params), arg(&b), arg(&h0), arg(&bar)]) }
+                unsafe { sync.launch(self.gpu, grid, 0, (params, b, h0, bar)) }
             }
         }
     }
@@ -473,16 +486,12 @@ impl<'g> Mg<'g> {
             draw_stride: run.trace.as_ref().map_or(0, |t| t.2),
         };
         let dims = Dims::new([run.blocks, 1, 1], [self.block, 1, 1])?;
-        let (f, name) = if lean(&params, run.trace.is_some()) {
-            (&self.standalone_s2, "cuLaunchKernel(mg_standalone_s2)")
-        } else {
-            (&self.standalone, "cuLaunchKernel(mg_standalone)")
-        };
+        let f = if lean(&params, run.trace.is_some()) { &self.standalone_s2 } else { &self.standalone };
         self.check_block(f)?;
         // SAFETY: parameters mirror `(params: MgParams, sb: MgStandaloneBuffers)` of both kernels
         // (_s2: s = 2, no trace); buffers allocated by `prepare_standalone` for `run.blocks`
         // workspaces and `run.trials`.
-        unsafe { self.gpu.launch(f, name, dims, 0, &[arg(&params), arg(&sb)]) }
+        unsafe { f.launch(self.gpu, dims, 0, (Param(params), Param(sb))) }
     }
 
     /// Outcomes (and traces) of a standalone run, in trial order (waits for it).

@@ -8,10 +8,11 @@
 
 use crate::gpu::upload;
 use crate::error::{Error, Result, cuda};
-use crate::gpu::{Gpu, arg};
+use crate::gpu::Gpu;
+use crate::kernel::Kernel;
 use crate::launch::{Grid1d, expect_len};
 use super::problem::{Method, Mode, NbodyFloat, Params, System, invalid, validate, validate_params};
-use cust::function::{Function, FunctionAttribute};
+use cust::function::FunctionAttribute;
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DevicePointer};
 use lockstep_shared::nbody::STAGES;
 
@@ -81,12 +82,37 @@ fn kernel_index(method: Method, mode: Mode) -> usize {
     2 * (method == Method::Shared) as usize + (mode == Mode::Fast) as usize
 }
 
+/// `(n, stage, g, eps2, h, src, x, v, k, dst)`: one RK4 stage; the kernels of one float type
+/// (global, global fast, shared, shared fast).
+type Stages<'g, T> = [Kernel<
+    'g,
+    (u32, u32, T, T, T, DevicePointer<T>, DevicePointer<T>, DevicePointer<T>, DevicePointer<T>, DevicePointer<T>),
+>; 4];
+
+/// The float types' choice of their kernels (a supertrait of [`super::NbodyFloat`]).
+pub(crate) trait Select: Sized + DeviceCopy {
+    /// `nb`'s four kernels of `Self`.
+    fn pick<'a, 'g>(nb: &'a Nbody<'g>) -> &'a Stages<'g, Self>;
+}
+
+impl Select for f32 {
+    fn pick<'a, 'g>(nb: &'a Nbody<'g>) -> &'a Stages<'g, f32> {
+        &nb.f32s
+    }
+}
+
+impl Select for f64 {
+    fn pick<'a, 'g>(nb: &'a Nbody<'g>) -> &'a Stages<'g, f64> {
+        &nb.f64s
+    }
+}
+
 /// The N-body kernels, loaded and ready.
 pub struct Nbody<'g> {
     gpu: &'g Gpu,
     block: u32,
-    f32s: [(&'static str, Function<'g>); 4],
-    f64s: [(&'static str, Function<'g>); 4],
+    f32s: Stages<'g, f32>,
+    f64s: Stages<'g, f64>,
 }
 
 impl<'g> Nbody<'g> {
@@ -102,23 +128,18 @@ impl<'g> Nbody<'g> {
             gpu,
             block,
             f32s: [
-                ("cuLaunchKernel(nbody_global_f32)", gpu.function("nbody_global_f32")?),
-                ("cuLaunchKernel(nbody_global_f32_fast)", gpu.function("nbody_global_f32_fast")?),
-                ("cuLaunchKernel(nbody_shared_f32)", gpu.function("nbody_shared_f32")?),
-                ("cuLaunchKernel(nbody_shared_f32_fast)", gpu.function("nbody_shared_f32_fast")?),
+                gpu.kernel("nbody_global_f32")?,
+                gpu.kernel("nbody_global_f32_fast")?,
+                gpu.kernel("nbody_shared_f32")?,
+                gpu.kernel("nbody_shared_f32_fast")?,
             ],
             f64s: [
-                ("cuLaunchKernel(nbody_global_f64)", gpu.function("nbody_global_f64")?),
-                ("cuLaunchKernel(nbody_global_f64_fast)", gpu.function("nbody_global_f64_fast")?),
-                ("cuLaunchKernel(nbody_shared_f64)", gpu.function("nbody_shared_f64")?),
-                ("cuLaunchKernel(nbody_shared_f64_fast)", gpu.function("nbody_shared_f64_fast")?),
+                gpu.kernel("nbody_global_f64")?,
+                gpu.kernel("nbody_global_f64_fast")?,
+                gpu.kernel("nbody_shared_f64")?,
+                gpu.kernel("nbody_shared_f64_fast")?,
             ],
         })
-    }
-
-    /// The four kernels of `T` (global, global fast, shared, shared fast).
-    fn kernels<T: NbodyFloat>(&self) -> &[(&'static str, Function<'g>); 4] {
-        if T::NAME == "f32" { &self.f32s } else { &self.f64s }
     }
 
     /// Threads per block (bodies per tile).
@@ -130,7 +151,7 @@ impl<'g> Nbody<'g> {
     /// `method`/`mode` with: registers per thread can make it less than 1024 (the tiled f64
     /// kernel needs more than 64).
     pub fn max_block_size<T: NbodyFloat>(&self, method: Method, mode: Mode) -> Result<u32> {
-        let (_, f) = &self.kernels::<T>()[kernel_index(method, mode)];
+        let f = T::pick(self)[kernel_index(method, mode)].function();
         self.gpu.bind()?;
         let max = f.get_attribute(FunctionAttribute::MaxThreadsPerBlock).map_err(cuda("cuFuncGetAttribute"))?;
         Ok((max.clamp(0, 1024) as u32) / 32 * 32)
@@ -160,7 +181,7 @@ impl<'g> Nbody<'g> {
                 ),
             ));
         }
-        let (call, f) = &self.kernels::<T>()[kernel_index(method, mode)];
+        let f = &T::pick(self)[kernel_index(method, mode)];
         let grid = Grid1d::for_len(dev.n as u64, self.block)?;
         let n = dev.n;
         let (g, eps2, h) = (p.g, p.eps2(), p.dt);
@@ -180,13 +201,7 @@ impl<'g> Nbody<'g> {
         // 256-byte aligned by cuMemAlloc; src differs from every written buffer (table above);
         // the block is a multiple of 32 up to 1024 = the tile limit; stage < 4 was checked.
         unsafe {
-            self.gpu.launch(
-                f,
-                call,
-                grid,
-                0,
-                &[arg(&n), arg(&stage), arg(&g), arg(&eps2), arg(&h), arg(&src), arg(&x), arg(&v), arg(&k), arg(&dst)],
-            )
+            f.launch(self.gpu, grid, 0, (n, stage, g, eps2, h, src, x, v, k, dst))
         }
     }
 

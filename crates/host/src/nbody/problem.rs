@@ -86,9 +86,19 @@ impl<T: NbodyFloat> System<T> {
     }
 }
 
+#[cfg(feature = "gpu")]
+use super::gpu::Select;
+
+/// Without GPU support every type passes (nothing is selected).
+#[cfg(not(feature = "gpu"))]
+trait Select {}
+#[cfg(not(feature = "gpu"))]
+impl<T> Select for T {}
+
 /// The float types with N-body kernels.
+#[allow(private_bounds)] // sealed: `Select` picks the GPU kernels of each type
 pub trait NbodyFloat:
-    Real + crate::DeviceValue + Default + std::fmt::Debug + std::fmt::Display + Send + Sync + 'static
+    Real + crate::DeviceValue + Select + Default + std::fmt::Debug + std::fmt::Display + Send + Sync + 'static
 {
     /// `"f32"` or `"f64"`.
     const NAME: &'static str;

@@ -1,0 +1,89 @@
+//! Typed kernel handles: a kernel is looked up once, by the one place that writes its name, with
+//! its parameter types — `Kernel<'g, (u32, f32, DevicePointer<f32>, DevicePointer<f32>)>` — so a
+//! launch with the wrong arity or a wrong type is a compile error, and the error of a failed
+//! launch names the kernel from the handle.
+
+use crate::error::Result;
+use crate::gpu::Gpu;
+use crate::launch::Dims;
+use cust::function::Function;
+use cust::memory::DeviceCopy;
+use std::ffi::c_void;
+use std::marker::PhantomData;
+
+/// A kernel of the module whose parameters are the tuple `A`, in order.
+pub(crate) struct Kernel<'g, A> {
+    name: &'static str,
+    function: Function<'g>,
+    params: PhantomData<fn(A)>,
+}
+
+impl Gpu {
+    /// Looks up kernel `name`, to be launched with parameters `A`
+    /// ([`Error::MissingKernel`] when the module has none of that name).
+    pub(crate) fn kernel<A: KernelArgs>(&self, name: &'static str) -> Result<Kernel<'_, A>> {
+        Ok(Kernel { name, function: self.function(name)?, params: PhantomData })
+    }
+}
+
+impl<'g, A: KernelArgs> Kernel<'g, A> {
+    /// The driver's handle (attributes, occupancy).
+    pub(crate) fn function(&self) -> &Function<'g> {
+        &self.function
+    }
+
+    /// Launches the kernel on `gpu`'s stream (nothing for an empty grid); a failed launch is
+    /// [`Error::Launch`](crate::Error::Launch) naming it.
+    ///
+    /// # Safety
+    /// `A` is the kernel's parameter list (the handle's type says so; the kernel's source must
+    /// agree), and every device address among `args` is valid for what the kernel reads and
+    /// writes for this grid.
+    pub(crate) unsafe fn launch(&self, gpu: &Gpu, dims: impl Into<Dims>, shared_bytes: u32, args: A) -> Result<()> {
+        args.with_pointers(|pointers| {
+            // SAFETY: one pointer per parameter, each to a value of the parameter's type
+            // (`A`), alive for the call; the rest is the caller's contract.
+            unsafe { gpu.launch(&self.function, self.name, dims, shared_bytes, pointers) }
+        })
+    }
+}
+
+/// A `#[repr(C)]` struct of `lockstep-shared` passed to a kernel by value (`MgParams`, `Bins`,
+/// …): the family that passes it implements `DeviceCopy` for `Param<ItsStruct>`, with the
+/// reason its layout is plain data.
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+pub(crate) struct Param<T>(pub T);
+
+/// A kernel's parameter list: a tuple of values the driver copies to the device.
+pub(crate) trait KernelArgs {
+    /// Calls `f` with one pointer per parameter, in order.
+    fn with_pointers<R>(&self, f: impl FnOnce(&[*mut c_void]) -> R) -> R;
+}
+
+macro_rules! kernel_args {
+    ($($t:ident $i:tt),+) => {
+        impl<$($t: DeviceCopy),+> KernelArgs for ($($t,)+) {
+            fn with_pointers<R>(&self, f: impl FnOnce(&[*mut c_void]) -> R) -> R {
+                f(&[$(&self.$i as *const $t as *mut c_void),+])
+            }
+        }
+    };
+}
+
+kernel_args!(A 0);
+kernel_args!(A 0, B 1);
+kernel_args!(A 0, B 1, C 2);
+kernel_args!(A 0, B 1, C 2, D 3);
+kernel_args!(A 0, B 1, C 2, D 3, E 4);
+kernel_args!(A 0, B 1, C 2, D 3, E 4, F 5);
+kernel_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+kernel_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+kernel_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
+kernel_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
+kernel_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
+kernel_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
+kernel_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12);
+kernel_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12, N 13);
+kernel_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12, N 13, O 14);
+kernel_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12, N 13, O 14, P 15);
