@@ -82,7 +82,7 @@ pub enum Error {
     #[cfg(feature = "gpu")]
     #[error("CUDA call `{call}` failed: {source}")]
     Cuda {
-        /// The call, e.g. `cuLaunchKernel(saxpy)`.
+        /// The call, e.g. `cuMemAlloc`.
         call: &'static str,
         /// The driver's error.
         source: CudaError,

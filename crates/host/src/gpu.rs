@@ -138,6 +138,11 @@ fn open_device(ordinal: u32) -> Result<Device> {
 }
 
 
+/// A new device buffer of `len` zeros (the one way lockstep allocates zeroed device memory).
+pub(crate) fn zeroed<T: DeviceCopy + cust::memory::bytemuck::Zeroable>(len: usize) -> Result<DeviceBuffer<T>> {
+    DeviceBuffer::zeroed(len).map_err(cuda("cuMemAlloc"))
+}
+
 /// Copies `data` to a new device buffer.
 pub(crate) fn upload<T: DeviceCopy>(data: &[T]) -> Result<DeviceBuffer<T>> {
     DeviceBuffer::from_slice(data).map_err(cuda("cuMemcpyHtoD"))

@@ -1,7 +1,7 @@
 //! Launchers for `crates/kernels/src/atomics.rs`: probes of the aggregated atomics, histograms
 //! by every method, and the Himeno Jacobi sweep with its three gosa reductions.
 
-use crate::gpu::{download, upload};
+use crate::gpu::{download, upload, zeroed};
 use crate::error::{Error, Result, cuda};
 use crate::gpu::Gpu;
 use crate::kernel::{Kernel, Param};
@@ -218,7 +218,7 @@ impl WeightedSelect for u64 {
 }
 
 /// The probe value types' choice of their kernel (a supertrait of [`ProbeValue`]).
-pub(crate) trait ProbeSelect: Sized + DeviceCopy {
+pub(crate) trait ProbeSelect: Sized + DeviceCopy + cust::memory::bytemuck::Zeroable {
     /// `a`'s probe kernel of `Self`.
     fn pick<'a, 'g>(a: &'a Atomics<'g>) -> &'a Probe<'g, Self>;
 }
@@ -413,7 +413,7 @@ impl<'g> Atomics<'g> {
         let dt = upload(targets)?;
         let dv = upload(values)?;
         let dc = upload(counters)?;
-        let olds = DeviceBuffer::<T>::from_slice(&vec![T::default(); targets.len()]).map_err(cuda("cuMemcpyHtoD"))?;
+        let olds = zeroed::<T>(targets.len())?;
         let code = method.code();
         let (tp, vp, cp, op) = (dt.as_device_ptr(), dv.as_device_ptr(), dc.as_device_ptr(), olds.as_device_ptr());
         // SAFETY: parameters mirror `(method: u32, n: u32, targets: *const u32, values: *const T,
@@ -568,8 +568,8 @@ impl<'g> Atomics<'g> {
     pub fn histogram_counts<T: CountCounter>(&self, method: Method, bins: &Bins, x: &[f64]) -> Result<Histogram<T>> {
         check_method(method, CounterKind::Count, bins.k)?;
         let dx = upload(x)?;
-        let mut counts = DeviceBuffer::<T>::zeroed(bins.k as usize).map_err(cuda("cuMemAlloc"))?;
-        let mut dropped = DeviceBuffer::<u64>::zeroed(DROP_SLOTS).map_err(cuda("cuMemAlloc"))?;
+        let mut counts = zeroed::<T>(bins.k as usize)?;
+        let mut dropped = zeroed::<u64>(DROP_SLOTS)?;
         self.histogram_counts_on_device(method, bins, &dx, &mut counts, &mut dropped)?;
         self.gpu.synchronize()?;
         Ok(Histogram::from_parts(download(&counts)?, Self::dropped3(&dropped)?))
@@ -581,8 +581,8 @@ impl<'g> Atomics<'g> {
         check_method(method, CounterKind::F64 { unit: w.is_none() }, bins.k)?;
         let dx = upload(x)?;
         let dw = w.map(upload).transpose()?;
-        let mut counts = DeviceBuffer::<f64>::zeroed(bins.k as usize).map_err(cuda("cuMemAlloc"))?;
-        let mut dropped = DeviceBuffer::<u64>::zeroed(DROP_SLOTS).map_err(cuda("cuMemAlloc"))?;
+        let mut counts = zeroed::<f64>(bins.k as usize)?;
+        let mut dropped = zeroed::<u64>(DROP_SLOTS)?;
         self.histogram_f64_on_device(method, bins, &dx, dw.as_deref(), &mut counts, &mut dropped)?;
         self.gpu.synchronize()?;
         Ok(Histogram::from_parts(download(&counts)?, Self::dropped3(&dropped)?))
@@ -601,8 +601,8 @@ impl<'g> Atomics<'g> {
         check_method(method, CounterKind::Fixed { unit: w.is_none() }, bins.k)?;
         let dx = upload(x)?;
         let dw = w.map(upload).transpose()?;
-        let mut counts = DeviceBuffer::<u64>::zeroed(bins.k as usize).map_err(cuda("cuMemAlloc"))?;
-        let mut dropped = DeviceBuffer::<u64>::zeroed(DROP_SLOTS).map_err(cuda("cuMemAlloc"))?;
+        let mut counts = zeroed::<u64>(bins.k as usize)?;
+        let mut dropped = zeroed::<u64>(DROP_SLOTS)?;
         self.histogram_fixed_on_device(method, bins, &dx, dw.as_deref(), &mut counts, &mut dropped)?;
         self.gpu.synchronize()?;
         let raw = download(&counts)?.into_iter().map(|c| c as i64).collect();
@@ -633,8 +633,8 @@ impl<'g> Atomics<'g> {
             wrk1: upload(&problem.wrk1)?,
             p: [upload(&problem.p)?, upload(&problem.p)?],
             current: 0,
-            gosa: DeviceBuffer::<f32>::zeroed(1).map_err(cuda("cuMemAlloc"))?,
-            partials: DeviceBuffer::<f32>::zeroed(partial_len.max(1)).map_err(cuda("cuMemAlloc"))?,
+            gosa: zeroed::<f32>(1)?,
+            partials: zeroed::<f32>(partial_len.max(1))?,
         })
     }
 

@@ -1,12 +1,12 @@
 //! Launchers for `crates/kernels/src/foundation.rs`: saxpy/daxpy, a counter, warp and block
 //! sums, and a libm kernel.
 
-use crate::gpu::{download, download_into, upload};
-use crate::error::{Error, Result, cuda};
+use crate::gpu::{download, download_into, upload, zeroed};
+use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::kernel::Kernel;
 use crate::launch::{Grid1d, disjoint, expect_len, len_u32};
-use cust::memory::{DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
+use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
 use lockstep_shared::axpy::SAXPY_PER_THREAD;
 use lockstep_shared::reduce::{BLOCK_REDUCE_THREADS, WARP_SIZE};
 
@@ -131,7 +131,7 @@ impl<'g> Foundation<'g> {
             return Ok(0);
         }
         let dx = upload(x)?;
-        let counter = DeviceBuffer::<u32>::zeroed(1).map_err(cuda("cuMemAlloc"))?;
+        let counter = zeroed::<u32>(1)?;
         let (xp, cp): (DevicePointer<f32>, DevicePointer<u32>) = (dx.as_device_ptr(), counter.as_device_ptr());
         // SAFETY: parameters mirror `(n: u32, x: *const f32, threshold: f32, counter: *mut u32)`;
         // x holds n elements, counter one u32.
@@ -151,7 +151,7 @@ impl<'g> Foundation<'g> {
             return Ok(Vec::new());
         }
         let dx = upload(x)?;
-        let out = DeviceBuffer::<f32>::zeroed(x.len().div_ceil(WARP_SIZE)).map_err(cuda("cuMemAlloc"))?;
+        let out = zeroed::<f32>(x.len().div_ceil(WARP_SIZE))?;
         let (xp, op) = (dx.as_device_ptr(), out.as_device_ptr());
         // SAFETY: parameters mirror `(n: u32, x: *const f32, out: *mut f32)`; x holds n
         // elements, out ceil(n/32); the block size is a multiple of 32 (block_size checked it).
@@ -171,7 +171,7 @@ impl<'g> Foundation<'g> {
             return Ok(Vec::new());
         }
         let dx = upload(x)?;
-        let out = DeviceBuffer::<f64>::zeroed(grid.blocks as usize).map_err(cuda("cuMemAlloc"))?;
+        let out = zeroed::<f64>(grid.blocks as usize)?;
         let (xp, op) = (dx.as_device_ptr(), out.as_device_ptr());
         // SAFETY: parameters mirror `(n: u32, x: *const f64, out: *mut f64)`; 256 threads per
         // block as the kernel's shared array requires; out has one slot per block.
@@ -190,7 +190,7 @@ impl<'g> Foundation<'g> {
             return Ok(Vec::new());
         }
         let dx = upload(x)?;
-        let out = DeviceBuffer::<f64>::zeroed(x.len()).map_err(cuda("cuMemAlloc"))?;
+        let out = zeroed::<f64>(x.len())?;
         let (xp, op) = (dx.as_device_ptr(), out.as_device_ptr());
         // SAFETY: parameters mirror `(n: u32, x: *const f64, y: *mut f64)`; both hold n.
         unsafe {

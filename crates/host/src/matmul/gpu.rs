@@ -1,6 +1,6 @@
 //! Launchers for `crates/kernels/src/matmul.rs`: the seed's integer matrix product on the GPU.
 
-use crate::gpu::{download, upload};
+use crate::gpu::{download, upload, zeroed};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::launch::{Dims, expect_len};
@@ -54,7 +54,7 @@ pub fn dims(kernel: MatKernel, n: usize) -> Result<Dims> {
 type Pair<'g, T> = [Kernel<'g, (u32, DevicePointer<T>, DevicePointer<T>, DevicePointer<T>)>; 2];
 
 /// The element types' choice of their kernels (a supertrait of [`super::MatElem`]).
-pub(crate) trait Select: Sized + DeviceCopy {
+pub(crate) trait Select: Sized + DeviceCopy + cust::memory::bytemuck::Zeroable {
     /// `m`'s global and shared kernel of `Self`.
     fn pick<'a, 'g>(m: &'a Matmul<'g>) -> &'a Pair<'g, Self>;
 }
@@ -121,7 +121,7 @@ impl<'g> Matmul<'g> {
         expect_len("a", a.len(), n * n)?;
         expect_len("b", b.len(), n * n)?;
         let (da, db) = (upload(a)?, upload(b)?);
-        let mut dc = upload(&vec![T::default(); n * n])?;
+        let mut dc = zeroed::<T>(n * n)?;
         self.multiply_on_device(kernel, n, &da, &db, &mut dc)?;
         self.gpu.synchronize()?;
         download(&dc)

@@ -117,7 +117,7 @@ fn alloc<T: DeviceCopy + cust::memory::bytemuck::Zeroable>(len: u64) -> Result<D
         value: len,
         max: usize::MAX as u64,
     })?;
-    DeviceBuffer::zeroed(len.max(1)).map_err(cuda("cuMemAlloc"))
+    crate::gpu::zeroed(len.max(1))
 }
 
 impl<'g> Mg<'g> {

@@ -6,7 +6,7 @@
 //! launches (see the kernel module); scratch on the device is three stage accelerations and two
 //! stage-position buffers, `28·n·size_of::<T>()` bytes in all.
 
-use crate::gpu::upload;
+use crate::gpu::{upload, zeroed};
 use crate::error::{Error, Result, cuda};
 use crate::gpu::Gpu;
 use crate::kernel::Kernel;
@@ -46,7 +46,7 @@ impl<T: NbodyFloat> DeviceSystem<T> {
         let n = s.len();
         let (free, _) = gpu.memory_info()?;
         ensure_fits("device memory needed for the bodies (bytes)", device_bytes::<T>(n), free as u64)?;
-        let zeros = |len: usize| upload(&vec![T::default(); len]);
+        let zeros = |len: usize| zeroed::<T>(len);
         Ok(DeviceSystem {
             n: n as u32,
             x: upload(&s.pos)?,
@@ -90,7 +90,7 @@ type Stages<'g, T> = [Kernel<
 >; 4];
 
 /// The float types' choice of their kernels (a supertrait of [`super::NbodyFloat`]).
-pub(crate) trait Select: Sized + DeviceCopy {
+pub(crate) trait Select: Sized + DeviceCopy + cust::memory::bytemuck::Zeroable {
     /// `nb`'s four kernels of `Self`.
     fn pick<'a, 'g>(nb: &'a Nbody<'g>) -> &'a Stages<'g, Self>;
 }
