@@ -8,8 +8,13 @@
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
+// Probe, histogram and Himeno first, in this order: the module is emitted in declaration order.
 #[cfg(target_arch = "nvptx64")]
-pub mod atomics;
+pub mod probe;
+#[cfg(target_arch = "nvptx64")]
+pub mod histogram;
+#[cfg(target_arch = "nvptx64")]
+pub mod himeno;
 #[cfg(target_arch = "nvptx64")]
 pub mod bridge;
 #[cfg(target_arch = "nvptx64")]

@@ -199,7 +199,7 @@ pub(super) fn step_small<T: SharedIo, const D: usize>(
     sink: &mut impl Sink<T>,
 ) {
     let d = D as u32;
-    let mut component = |k: usize| {
+    let component = |k: usize| {
         let kk = k as u32;
         // SAFETY: the table's slots are < slots, so every element is < slots·D (contract of
         // `run_small`).
