@@ -2,8 +2,8 @@
 //! launched or written. Plan validation runs everywhere; launcher checks need a GPU.
 
 use lockstep::Error;
-use lockstep::bridge::{Bridge, DeviceSource};
 use lockstep::bridge::{self as br, BridgeSpec, Noise, Output, Plan, Source, first_then_bisection};
+use lockstep::bridge::{Bridge, DeviceSource};
 use lockstep_parity::gpu;
 
 fn base() -> BridgeSpec {

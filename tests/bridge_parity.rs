@@ -6,8 +6,8 @@
 mod bridge_common;
 
 use bridge_common::{normals, random_spec};
-use lockstep::bridge::{Bridge, Variant};
 use lockstep::bridge::{self as cpu, Output, Plan, Precision, Source};
+use lockstep::bridge::{Bridge, Variant};
 use lockstep_parity::{Bits, assert_bits_eq, config, gpu};
 use lockstep_shared::bridge::fused_fast_d1;
 use proptest::prelude::*;

@@ -2,8 +2,8 @@
 //! Lengths 0..100_000 (most not multiples of the block size), seeded data with NaN, ∞,
 //! subnormal and signed-zero payloads.
 
-use lockstep::foundation::Foundation;
 use lockstep::foundation as cpu;
+use lockstep::foundation::Foundation;
 use lockstep::{CopyDestination, DeviceBuffer};
 use lockstep_parity::{assert_bits_eq, config, data, gpu};
 use proptest::prelude::*;

@@ -2,10 +2,10 @@
 //! tolerance) and the integer matrix product (exact). Proptest; skipped without a GPU.
 //! Body counts are random (mostly not multiples of the block = tile size), several block sizes.
 
-use lockstep::matmul::{MatKernel, Matmul};
-use lockstep::nbody::{Method, Mode, Nbody, NbodyFloat, Params, System};
 use lockstep::matmul as mcpu;
+use lockstep::matmul::{MatKernel, Matmul};
 use lockstep::nbody::{self as cpu, init};
+use lockstep::nbody::{Method, Mode, Nbody, NbodyFloat, Params, System};
 use lockstep_parity::{assert_bits_eq, config, data, gpu};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;

@@ -5,9 +5,9 @@
 //! matrix product, and sequential == rayon bit for bit.
 
 use approx::assert_relative_eq;
-use lockstep::nbody::{Params, System};
 use lockstep::matmul as mcpu;
 use lockstep::nbody::{self as cpu, energy, init, momentum};
+use lockstep::nbody::{Params, System};
 use lockstep_shared::matmul::{MODEL_MAX_N_I32, model_c};
 use nalgebra::Vector3;
 

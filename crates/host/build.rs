@@ -28,8 +28,9 @@ fn main() {
     };
     let ptx = if arch == Arch::DEFAULT {
         let path = manifest_dir.join(SHIPPED);
-        std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| fail(&format!("{}: {e} (run `cargo xtask build-ptx` in lockstep's checkout)", path.display())))
+        std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            fail(&format!("{}: {e} (run `cargo xtask build-ptx` in lockstep's checkout)", path.display()))
+        })
     } else {
         build_for(&manifest_dir, &out, arch)
     };
@@ -45,9 +46,14 @@ fn main() {
 fn build_for(manifest_dir: &Path, out: &Path, arch: Arch) -> String {
     let root = manifest_dir.join("../..");
     let root = root.canonicalize().unwrap_or_else(|e| {
-        fail(&format!("LOCKSTEP_PTX_ARCH={arch} needs lockstep's whole checkout (workspace root {}): {e}", root.display()))
+        fail(&format!(
+            "LOCKSTEP_PTX_ARCH={arch} needs lockstep's whole checkout (workspace root {}): {e}",
+            root.display()
+        ))
     });
-    for path in ["crates/kernels", "crates/cuda-std", "crates/shared", "Cargo.toml", "Cargo.lock", "rust-toolchain.toml"] {
+    for path in
+        ["crates/kernels", "crates/cuda-std", "crates/shared", "Cargo.toml", "Cargo.lock", "rust-toolchain.toml"]
+    {
         println!("cargo:rerun-if-changed={}", root.join(path).display());
     }
     let opts = BuildOptions {
@@ -64,9 +70,8 @@ fn lazy_driver(out: &Path) {
     println!("cargo::rustc-check-cfg=cfg(lazy_cuda)");
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
-    let lazy = std::env::var_os("CARGO_FEATURE_GPU").is_some()
-        && os == "linux"
-        && (arch == "x86_64" || arch == "aarch64");
+    let lazy =
+        std::env::var_os("CARGO_FEATURE_GPU").is_some() && os == "linux" && (arch == "x86_64" || arch == "aarch64");
     if !lazy {
         return;
     }

@@ -48,7 +48,8 @@ pub fn run(root: &Path) -> Result<()> {
     if !status.success() {
         bail!("building the CLI failed");
     }
-    let status = crate::cargo(root).args(["build", "--release", "-q", "-p", "lockstep-parity", "--examples"]).status()?;
+    let status =
+        crate::cargo(root).args(["build", "--release", "-q", "-p", "lockstep-parity", "--examples"]).status()?;
     if !status.success() {
         bail!("building the examples failed");
     }

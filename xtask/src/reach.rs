@@ -67,7 +67,8 @@ pub fn downstream(root: &Path) -> Result<()> {
     println!("=== downstream crate on stable Rust (tests/downstream)");
     let installed = Command::new("rustup").args(["run", "stable", "rustc", "--version"]).output();
     if !installed.is_ok_and(|o| o.status.success()) {
-        let status = Command::new("rustup").args(["toolchain", "install", "stable", "--profile", "minimal"]).status()?;
+        let status =
+            Command::new("rustup").args(["toolchain", "install", "stable", "--profile", "minimal"]).status()?;
         if !status.success() {
             bail!("could not install the stable toolchain");
         }

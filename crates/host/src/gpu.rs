@@ -5,8 +5,8 @@ use crate::launch::Dims;
 use cust::context::{Context, CurrentContext};
 use cust::device::Device;
 use cust::function::Function;
-use cust::module::Module;
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy};
+use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use std::ffi::c_void;
 
@@ -137,10 +137,20 @@ fn open_device(ordinal: u32) -> Result<Device> {
     Device::get_device(ordinal).map_err(cuda("cuDeviceGet"))
 }
 
-
 /// A new device buffer of `len` zeros (the one way lockstep allocates zeroed device memory).
 pub(crate) fn zeroed<T: DeviceCopy + cust::memory::bytemuck::Zeroable>(len: usize) -> Result<DeviceBuffer<T>> {
     DeviceBuffer::zeroed(len).map_err(cuda("cuMemAlloc"))
+}
+
+/// Enqueues zeroing `buf` on `gpu`'s stream (ordered before every later launch there).
+pub(crate) fn zero_async<T: DeviceCopy + cust::memory::bytemuck::Zeroable>(
+    gpu: &Gpu,
+    buf: &mut cust::memory::DeviceSlice<T>,
+) -> Result<()> {
+    gpu.bind()?;
+    // SAFETY: the slice is a live allocation borrowed mutably for the call; the memset is
+    // ordered on the stream before the kernels that use it.
+    unsafe { buf.set_zero_async(gpu.stream()) }.map_err(cuda("cuMemsetD8Async"))
 }
 
 /// Copies `data` to a new device buffer.

@@ -16,7 +16,6 @@
 //! function is `unsafe`.
 #![warn(missing_docs)]
 
-mod atomics;
 mod backend;
 pub mod bridge;
 #[cfg(feature = "gpu")]

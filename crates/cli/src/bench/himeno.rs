@@ -2,7 +2,7 @@
 //! atomics, aggregated atomics and the deterministic tree; MFLOPS as Himeno reports them, next
 //! to the bandwidth bound of the bytes each sweep must move.
 
-use lockstep::himeno::Atomics;
+use lockstep::himeno::Himeno;
 use lockstep::himeno::{self, HimenoProblem};
 use lockstep::timing::time_gpu;
 use lockstep::{DeviceBuffer, Gpu};
@@ -62,7 +62,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         })
         .collect::<anyhow::Result<_>>()?;
     let gpu = Gpu::new()?;
-    let a = Atomics::new(&gpu)?;
+    let a = Himeno::new(&gpu)?;
     // Bandwidth yardstick: a device-to-device copy of 1 GiB.
     let big = 1usize << 28;
     let src = DeviceBuffer::from_slice(&vec![1.0f32; big])?;
@@ -94,7 +94,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
         }
         for ((mode, mname), (bx, by), q) in combos {
-            let a = Atomics::new(&gpu)?.with_himeno_planes(q)?;
+            let a = Himeno::new(&gpu)?.with_planes(q)?;
             let t =
                 time_gpu(&gpu, 1, args.runs, || a.himeno_iterate_on_device(&mut state, args.iters, mode, (bx, by)))?;
             let per = t.median_ms() / args.iters as f64;

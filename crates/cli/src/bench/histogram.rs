@@ -2,7 +2,7 @@
 //! …, 10^7 equal bins) by every method, next to the read-once floor and the peers' times.
 
 use crate::plot::{Scale, Series, line_chart};
-use lockstep::histogram::{Atomics, CounterKind, Method, check_method};
+use lockstep::histogram::{CounterKind, Histograms, Method, check_method};
 use lockstep::histogram as cpu;
 use lockstep::timing::time_gpu;
 use lockstep::{DeviceBuffer, Gpu};
@@ -75,7 +75,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .collect::<anyhow::Result<_>>()?
     };
     let gpu = Gpu::new()?;
-    let a = Atomics::new(&gpu)?;
+    let a = Histograms::new(&gpu)?;
     let mut rng = lockstep_shared_rng(12345);
     let x: Vec<f64> = (0..args.n).map(|_| rng()).collect();
     let weights: Option<Vec<f64>> =

@@ -6,7 +6,7 @@
 //! through [`Table::check`], which times the runs, compares the results ([`Same`]) and prints
 //! one [`Row`].
 
-mod atomics;
+mod histogram_himeno;
 mod bridge;
 mod mg;
 mod nbody;
@@ -172,7 +172,7 @@ pub fn run(n: usize) -> anyhow::Result<()> {
     let families: [(&str, Family); 5] = [
         (&format!("foundation, n = {n}"), &|t, g| foundation(t, g, n)),
         ("Brownian bridge (issue #3): 64 steps, bisection, d = 1", &bridge::run),
-        ("atomics (issue #4): histogram, Himeno", &atomics::run),
+        ("histogram and Himeno (issue #4)", &histogram_himeno::run),
         ("N-body RK4 and the integer matrix product (issue #5)", &nbody::run),
         ("Minority Game (issue #6)", &mg::run),
     ];

@@ -5,7 +5,6 @@
 //! Layout (also the GPU's): normals `z[(i·d + k)·paths + p]`, output `x[(g·d + k)·paths + p]`,
 //! consecutive paths adjacent; see `lockstep_shared::bridge`.
 
-
 use super::plan::{Plan, Precision};
 
 use crate::error::{Error, Result};

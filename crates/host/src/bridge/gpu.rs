@@ -6,13 +6,13 @@
 //! [`Bridge::generate_unfused`], [`Bridge::normals`]). Layout `[row][path]` as on the CPU
 //! (`crate::bridge::cpu`).
 
-use crate::gpu::upload;
-use crate::error::{Error, Result, cuda};
-use crate::gpu::Gpu;
-use crate::launch::{Grid1d, expect_len, len_u32};
 use super::plan::{Plan, Precision};
 use crate::bridge::cpu::{Output, SOBOL_MAX_DIMS, Source, check_generation, sobol_directions};
+use crate::error::{Error, Result, cuda};
+use crate::gpu::Gpu;
+use crate::gpu::upload;
 use crate::kernel::Kernel;
+use crate::launch::{Grid1d, expect_len, len_u32};
 use cust::memory::DeviceCopy;
 use cust::memory::{DeviceBuffer, DevicePointer, DeviceSlice};
 use lockstep_shared::bridge::INDICES;
@@ -474,7 +474,12 @@ impl<'g> Bridge<'g> {
                     // Plan, z/out hold (N+1)·d·paths, buffer_fast holds with 2 ≤ d ≤ 4, shared_bytes
                     // and the grid as the kernel expects (buffer_shared_bytes, buffer_lanes).
                     return unsafe {
-                        k.dims.launch(self.gpu, grid, shared_bytes, (cp, ip, plan.steps, plan.dims, plan.slots, hp, xp, inc, zp, op, n))
+                        k.dims.launch(
+                            self.gpu,
+                            grid,
+                            shared_bytes,
+                            (cp, ip, plan.steps, plan.dims, plan.slots, hp, xp, inc, zp, op, n),
+                        )
                     };
                 }
                 // SAFETY: arguments mirror `bridge_f32/f64(coef, idx, steps, dims, slots, chol, start,
@@ -482,7 +487,12 @@ impl<'g> Bridge<'g> {
                 // z/out hold (N+1)·d·paths, scratch as checked, shared_bytes and the grid (paths /
                 // lanes threads or more) as the kernel expects (buffer_shared_bytes, buffer_lanes).
                 unsafe {
-                    k.buffer.launch(self.gpu, grid, shared_bytes, (cp, ip, plan.steps, plan.dims, plan.slots, hp, xp, inc, sp, zp, op, n))
+                    k.buffer.launch(
+                        self.gpu,
+                        grid,
+                        shared_bytes,
+                        (cp, ip, plan.steps, plan.dims, plan.slots, hp, xp, inc, sp, zp, op, n),
+                    )
                 }
             }
             DeviceSource::Philox { seed } if self.launched(plan, paths, Variant::Philox) == Variant::PhiloxD1 => {
@@ -508,7 +518,12 @@ impl<'g> Bridge<'g> {
                 // SAFETY: arguments mirror the kernel's; fused_fast_d1 holds (just checked), the
                 // tables come from one validated Plan, out holds (N+1)·d·paths, sched as above.
                 unsafe {
-                    k.philox_d1.launch(self.gpu, grid, shared_bytes, (cp, ip, plan.steps, plan.dims, plan.slots, hp, xp, inc, seed, sched, cache_slots, op, n))
+                    k.philox_d1.launch(
+                        self.gpu,
+                        grid,
+                        shared_bytes,
+                        (cp, ip, plan.steps, plan.dims, plan.slots, hp, xp, inc, seed, sched, cache_slots, op, n),
+                    )
                 }
             }
             DeviceSource::Philox { seed } => {
@@ -516,7 +531,12 @@ impl<'g> Bridge<'g> {
                 // SAFETY: as the buffer kernel with `seed: u64` in place of z; shared_bytes =
                 // fused_shared_bytes(.., false) as the kernel expects.
                 unsafe {
-                    k.philox.launch(self.gpu, grid, shared_bytes, (cp, ip, plan.steps, plan.dims, plan.slots, hp, xp, inc, sp, seed, op, n))
+                    k.philox.launch(
+                        self.gpu,
+                        grid,
+                        shared_bytes,
+                        (cp, ip, plan.steps, plan.dims, plan.slots, hp, xp, inc, sp, seed, op, n),
+                    )
                 }
             }
             DeviceSource::Sobol { offset } if self.launched(plan, paths, Variant::Sobol) == Variant::SobolD1 => {
@@ -527,7 +547,12 @@ impl<'g> Bridge<'g> {
                 // checked), dirs and low hold (N+1)·d·32 words, offset + paths ≤ 2^32 (checked),
                 // the block is whole warps, shared_bytes = fused_shared_bytes(.., true).
                 unsafe {
-                    k.sobol_d1.launch(self.gpu, grid, shared_bytes, (cp, ip, plan.steps, plan.dims, plan.slots, hp, xp, inc, dirs, low, offset, op, n))
+                    k.sobol_d1.launch(
+                        self.gpu,
+                        grid,
+                        shared_bytes,
+                        (cp, ip, plan.steps, plan.dims, plan.slots, hp, xp, inc, dirs, low, offset, op, n),
+                    )
                 }
             }
             DeviceSource::Sobol { offset } => {
@@ -537,7 +562,12 @@ impl<'g> Bridge<'g> {
                 // low hold (N+1)·d·32 words, offset + paths ≤ 2^32 (checked), the block is whole
                 // warps (`block_size`), shared_bytes = fused_shared_bytes(.., true).
                 unsafe {
-                    k.sobol.launch(self.gpu, grid, shared_bytes, (cp, ip, plan.steps, plan.dims, plan.slots, hp, xp, inc, sp, dirs, low, offset, op, n))
+                    k.sobol.launch(
+                        self.gpu,
+                        grid,
+                        shared_bytes,
+                        (cp, ip, plan.steps, plan.dims, plan.slots, hp, xp, inc, sp, dirs, low, offset, op, n),
+                    )
                 }
             }
         }
@@ -591,9 +621,7 @@ impl<'g> Bridge<'g> {
             }),
             DeviceSource::Philox { seed } => {
                 // SAFETY: mirrors `normals_philox_*(rows, seed, out, paths)`; out holds rows·paths.
-                unsafe {
-                    k.normals_philox.launch(self.gpu, grid, 0, (rows, seed, op, n))
-                }
+                unsafe { k.normals_philox.launch(self.gpu, grid, 0, (rows, seed, op, n)) }
             }
             DeviceSource::Sobol { offset } => {
                 let (dirs, low) = self.sobol_dirs(plan, offset, paths)?;
@@ -602,9 +630,7 @@ impl<'g> Bridge<'g> {
                 // SAFETY: mirrors `normals_sobol_*(rows, dirs, low, offset, out, paths)`; dirs and
                 // low hold rows·32 words, out rows·paths, offset + paths ≤ 2^32 (checked), the
                 // block is whole warps, shared_bytes = normals_shared_bytes(rows, block).
-                unsafe {
-                    k.normals_sobol.launch(self.gpu, grid, shared_bytes, (rows, dirs, low, offset, op, n))
-                }
+                unsafe { k.normals_sobol.launch(self.gpu, grid, shared_bytes, (rows, dirs, low, offset, op, n)) }
             }
         }
     }

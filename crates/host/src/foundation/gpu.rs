@@ -1,9 +1,9 @@
 //! Launchers for `crates/kernels/src/foundation.rs`: saxpy/daxpy, a counter, warp and block
 //! sums, and a libm kernel.
 
-use crate::gpu::{download, download_into, upload, zeroed};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
+use crate::gpu::{download, download_into, upload, zeroed};
 use crate::kernel::Kernel;
 use crate::launch::{Grid1d, disjoint, expect_len, len_u32};
 use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
@@ -135,9 +135,7 @@ impl<'g> Foundation<'g> {
         let (xp, cp): (DevicePointer<f32>, DevicePointer<u32>) = (dx.as_device_ptr(), counter.as_device_ptr());
         // SAFETY: parameters mirror `(n: u32, x: *const f32, threshold: f32, counter: *mut u32)`;
         // x holds n elements, counter one u32.
-        unsafe {
-            self.count_exceeding.launch(self.gpu, grid, 0, (n, xp, threshold, cp))?
-        };
+        unsafe { self.count_exceeding.launch(self.gpu, grid, 0, (n, xp, threshold, cp))? };
         self.gpu.synchronize()?;
         Ok(download(&counter)?[0])
     }
@@ -155,9 +153,7 @@ impl<'g> Foundation<'g> {
         let (xp, op) = (dx.as_device_ptr(), out.as_device_ptr());
         // SAFETY: parameters mirror `(n: u32, x: *const f32, out: *mut f32)`; x holds n
         // elements, out ceil(n/32); the block size is a multiple of 32 (block_size checked it).
-        unsafe {
-            self.warp_sum_f32.launch(self.gpu, grid, 0, (n, xp, op))?
-        };
+        unsafe { self.warp_sum_f32.launch(self.gpu, grid, 0, (n, xp, op))? };
         self.gpu.synchronize()?;
         download(&out)
     }
@@ -175,9 +171,7 @@ impl<'g> Foundation<'g> {
         let (xp, op) = (dx.as_device_ptr(), out.as_device_ptr());
         // SAFETY: parameters mirror `(n: u32, x: *const f64, out: *mut f64)`; 256 threads per
         // block as the kernel's shared array requires; out has one slot per block.
-        unsafe {
-            self.block_sum_f64.launch(self.gpu, grid, 0, (n, xp, op))?
-        };
+        unsafe { self.block_sum_f64.launch(self.gpu, grid, 0, (n, xp, op))? };
         self.gpu.synchronize()?;
         download(&out)
     }
@@ -193,9 +187,7 @@ impl<'g> Foundation<'g> {
         let out = zeroed::<f64>(x.len())?;
         let (xp, op) = (dx.as_device_ptr(), out.as_device_ptr());
         // SAFETY: parameters mirror `(n: u32, x: *const f64, y: *mut f64)`; both hold n.
-        unsafe {
-            self.exp_sin_log_f64.launch(self.gpu, grid, 0, (n, xp, op))?
-        };
+        unsafe { self.exp_sin_log_f64.launch(self.gpu, grid, 0, (n, xp, op))? };
         self.gpu.synchronize()?;
         download(&out)
     }

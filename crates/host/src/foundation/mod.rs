@@ -4,16 +4,18 @@
 mod cpu;
 #[cfg(feature = "gpu")]
 mod gpu;
+#[cfg(feature = "gpu")]
+mod probe;
 
 pub use cpu::{
     axpy_par, axpy_seq, block_sums_par, block_sums_seq, count_exceeding_par, count_exceeding_seq, exp_sin_log_par,
     exp_sin_log_seq, warp_sums_par, warp_sums_seq,
 };
 #[cfg(feature = "gpu")]
-pub use crate::atomics::gpu::ProbeValue;
-#[cfg(feature = "gpu")]
 pub use gpu::{DEFAULT_BLOCK, Foundation};
 pub use lockstep_shared::reduce::{BLOCK_REDUCE_THREADS, WARP_SIZE};
+#[cfg(feature = "gpu")]
+pub use probe::{ProbeValue, Probes};
 
 use crate::launch::expect_len;
 use crate::{Backend, Result};

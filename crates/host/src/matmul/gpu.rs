@@ -1,10 +1,10 @@
 //! Launchers for `crates/kernels/src/matmul.rs`: the seed's integer matrix product on the GPU.
 
-use crate::gpu::{download, upload, zeroed};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::launch::{Dims, expect_len};
+use crate::gpu::{download, upload, zeroed};
 use crate::kernel::Kernel;
+use crate::launch::{Dims, expect_len};
 use cust::memory::DeviceCopy;
 use cust::memory::{DevicePointer, DeviceSlice};
 use lockstep_shared::matmul::MAX_TILE;
@@ -48,7 +48,6 @@ pub fn dims(kernel: MatKernel, n: usize) -> Result<Dims> {
     let n32 = n as u32;
     Dims::new([n32.div_ceil(bx), n32.div_ceil(by), 1], [bx, by, 1])
 }
-
 
 /// `(n, a, b, c)`: the global and the shared kernel of one element type.
 type Pair<'g, T> = [Kernel<'g, (u32, DevicePointer<T>, DevicePointer<T>, DevicePointer<T>)>; 2];

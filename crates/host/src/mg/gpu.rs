@@ -3,13 +3,13 @@
 //! standalone model (one game per block). Every result equals the CPU twins'
 //! (`crate::mg::cpu`) bit for bit; the contract is in `lockstep_shared::mg`.
 
-use crate::gpu::{download, upload};
 use crate::error::{Error, Result, cuda};
 use crate::gpu::Gpu;
+use crate::gpu::{download, upload};
+use crate::kernel::{Kernel, KernelArgs, Param};
 use crate::launch::{Dims, Grid1d, block_size};
 use crate::mg::cpu::{Outcome, Setup, Trace, draws_of_group, setups, validate};
 use cust::device::DeviceAttribute;
-use crate::kernel::{Kernel, KernelArgs, Param};
 use cust::function::{BlockSize, FunctionAttribute};
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DevicePointer};
 use lockstep_shared::mg::{Layout, MgBuffers, MgParams, MgStandaloneBuffers, S2_MAX_P};
@@ -151,7 +151,8 @@ impl<'g> Mg<'g> {
     /// Refuses a block size `f`'s registers do not allow (the general, trace-capable kernels
     /// need more registers than the `*_s2` ones, so their largest block is smaller).
     fn check_block<A: KernelArgs>(&self, f: &Kernel<'_, A>) -> Result<()> {
-        let max = f.function().get_attribute(FunctionAttribute::MaxThreadsPerBlock).map_err(cuda("cuFuncGetAttribute"))?;
+        let max =
+            f.function().get_attribute(FunctionAttribute::MaxThreadsPerBlock).map_err(cuda("cuFuncGetAttribute"))?;
         let max = max.max(0) as u32;
         if self.block > max {
             return Err(Error::TooLarge {
@@ -306,9 +307,7 @@ impl<'g> Mg<'g> {
             Distributed::KernelPerStep => {
                 // SAFETY: parameters mirror `(params: MgParams, b: MgBuffers)`; every buffer in
                 // `b` was allocated by `prepare` with the sizes MgBuffers documents for params.
-                unsafe {
-                    self.init.launch(self.gpu, grid, 0, (params, b))?
-                };
+                unsafe { self.init.launch(self.gpu, grid, 0, (params, b))? };
                 for k in 0..=params.0.p {
                     // SAFETY: parameters mirror `(params, b, k: u32, h0: u32)` of both step
                     // kernels (the _s2 one only for s = 2, no trace); buffers as above; one stream.

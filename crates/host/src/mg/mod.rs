@@ -12,7 +12,9 @@ pub use cpu::{
     winner_ratio,
 };
 #[cfg(feature = "gpu")]
-pub use gpu::{DEFAULT_BLOCK, Distributed, Game, MAX_TRACE_BYTES, Mg, StandaloneRun, bytes_per_agent, game_bytes, trace_bytes};
+pub use gpu::{
+    DEFAULT_BLOCK, Distributed, Game, MAX_TRACE_BYTES, Mg, StandaloneRun, bytes_per_agent, game_bytes, trace_bytes,
+};
 pub use lockstep_shared::mg::MgParams;
 
 use crate::{Backend, Error, Result};

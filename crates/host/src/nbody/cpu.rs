@@ -4,8 +4,8 @@
 //! [`step_seq`] / [`step_par`] run the four stages exactly as the kernels do: the same
 //! `lockstep_shared::nbody` functions, the same `j` order, `ε² = ε·ε` computed the same way.
 
-use crate::error::{Error, Result};
 use super::problem::{NbodyFloat, Params, System, validate};
+use crate::error::{Error, Result};
 use lockstep_shared::nbody::{Rk4, STAGES, V4, accel_exact, combine, stage_position};
 use rayon::prelude::*;
 

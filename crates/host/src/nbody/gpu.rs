@@ -6,12 +6,12 @@
 //! launches (see the kernel module); scratch on the device is three stage accelerations and two
 //! stage-position buffers, `28·n·size_of::<T>()` bytes in all.
 
-use crate::gpu::{upload, zeroed};
+use super::problem::{Method, Mode, NbodyFloat, Params, System, invalid, validate, validate_params};
 use crate::error::{Error, Result, cuda};
 use crate::gpu::Gpu;
+use crate::gpu::{upload, zeroed};
 use crate::kernel::Kernel;
 use crate::launch::{Grid1d, expect_len};
-use super::problem::{Method, Mode, NbodyFloat, Params, System, invalid, validate, validate_params};
 use cust::function::FunctionAttribute;
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DevicePointer};
 use lockstep_shared::nbody::STAGES;
@@ -200,9 +200,7 @@ impl<'g> Nbody<'g> {
         // of the kernels; x, v, a, b hold 4n scalars (n bodies) and k 12n (3n bodies), allocated
         // 256-byte aligned by cuMemAlloc; src differs from every written buffer (table above);
         // the block is a multiple of 32 up to 1024 = the tile limit; stage < 4 was checked.
-        unsafe {
-            f.launch(self.gpu, grid, 0, (n, stage, g, eps2, h, src, x, v, k, dst))
-        }
+        unsafe { f.launch(self.gpu, grid, 0, (n, stage, g, eps2, h, src, x, v, k, dst)) }
     }
 
     /// Enqueues one RK4 step (four stages).

@@ -17,7 +17,13 @@ use crate::{Backend, Error, Result};
 
 /// `steps` RK4 steps of `s` on `backend` (the GPU's shared-memory kernel). Errors: what
 /// [`validate`] refuses; [`Mode::Fast`] on a CPU backend (the CPU twin is exact only).
-pub fn run<T: NbodyFloat>(backend: Backend<'_>, mode: Mode, p: &Params<T>, s: &mut System<T>, steps: u64) -> Result<()> {
+pub fn run<T: NbodyFloat>(
+    backend: Backend<'_>,
+    mode: Mode,
+    p: &Params<T>,
+    s: &mut System<T>,
+    steps: u64,
+) -> Result<()> {
     if mode == Mode::Fast && !matches!(backend, Backend::Gpu(_)) {
         return Err(Error::InvalidInput { what: "mode", why: "fast mode runs on the GPU only; use exact".into() });
     }

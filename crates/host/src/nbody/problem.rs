@@ -184,4 +184,3 @@ pub fn validate_params<T: NbodyFloat>(p: &Params<T>) -> Result<()> {
     }
     Ok(())
 }
-

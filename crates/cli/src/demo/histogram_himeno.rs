@@ -4,7 +4,8 @@
 
 use super::Table;
 use lockstep::Gpu;
-use lockstep::histogram::{Atomics, Method};
+use lockstep::himeno::Himeno;
+use lockstep::histogram::{Histograms, Method};
 use lockstep::histogram as cpu;
 use lockstep::himeno::{self, HimenoProblem};
 use lockstep::histogram::Histogram;
@@ -15,8 +16,8 @@ const BINS: u64 = 1000;
 const SWEEPS: u32 = 10;
 
 pub(super) fn run(t: &mut Table, gpu: Option<&Gpu>) -> anyhow::Result<()> {
-    let a = gpu.map(Atomics::new).transpose()?;
-    let a = a.as_ref();
+    let histograms = gpu.map(Histograms::new).transpose()?;
+    let himeno_gpu = gpu.map(Himeno::new).transpose()?;
 
     let bins = cpu::bins(0.0, 1.0, BINS)?;
     let x: Vec<f64> = super::inputs(VALUES, 3).iter().map(|v| (v + 4.0) / 8.0).collect();
@@ -28,7 +29,7 @@ pub(super) fn run(t: &mut Table, gpu: Option<&Gpu>) -> anyhow::Result<()> {
         "histogram_u32 (match)",
         || Ok(key(cpu::histogram_counts_seq(&bins, &x))),
         || Ok(key(cpu::histogram_counts_par(&bins, &x))),
-        a,
+        histograms.as_ref(),
         |a| a.histogram_counts::<u32>(Method::Match, &bins, &x).map(key),
         |(counts, dropped)| {
             let (lo, hi) = (counts.iter().min().unwrap_or(&0), counts.iter().max().unwrap_or(&0));
@@ -41,7 +42,7 @@ pub(super) fn run(t: &mut Table, gpu: Option<&Gpu>) -> anyhow::Result<()> {
         "himeno_jacobi (tree)",
         || himeno::himeno_seq(&pr, SWEEPS).map(|r| (r.p, r.gosa_tree)),
         || himeno::himeno_par(&pr, SWEEPS).map(|r| (r.p, r.gosa_tree)),
-        a,
+        himeno_gpu.as_ref(),
         |a| a.himeno(&pr, SWEEPS, gosa_via::TREE, (64, 4)),
         |(_, gosa)| format!("size XS ({}x{}x{}), {SWEEPS} sweeps: gosa {gosa:.6e}", pr.mi, pr.mj, pr.mk),
     )

@@ -2,12 +2,16 @@
 //! the range are dropped and counted ([`Histogram`]'s `nan`, `below`, `above`). Counts are
 //! exact by every method; fixed-point weighted sums are bit-identical on every [`Backend`].
 
-pub use crate::atomics::cpu::{
+mod cpu;
+#[cfg(feature = "gpu")]
+mod gpu;
+
+pub use cpu::{
     Histogram, bins, bins_with_frac_bits, check_fixed_range, check_weights, fixed_to_f64, histogram_counts_par,
     histogram_counts_seq, histogram_f64_seq, histogram_fixed_raw_par, histogram_fixed_raw_seq,
 };
 #[cfg(feature = "gpu")]
-pub use crate::atomics::gpu::{Atomics, CountCounter, CounterKind, Method, PRIVATE_WIDE_BINS, check_method, private_capacity};
+pub use gpu::{CountCounter, CounterKind, Histograms, Method, PRIVATE_WIDE_BINS, check_method, private_capacity};
 pub use lockstep_shared::histogram::Bins;
 
 use crate::{Backend, Result};
@@ -18,7 +22,7 @@ pub fn counts(backend: Backend<'_>, bins: &Bins, x: &[f64]) -> Result<Histogram<
         Backend::CpuSeq => Ok(histogram_counts_seq(bins, x)),
         Backend::Cpu => Ok(histogram_counts_par(bins, x)),
         #[cfg(feature = "gpu")]
-        Backend::Gpu(gpu) => Atomics::new(gpu)?.histogram_counts(Method::Match, bins, x),
+        Backend::Gpu(gpu) => Histograms::new(gpu)?.histogram_counts(Method::Match, bins, x),
         #[cfg(not(feature = "gpu"))]
         Backend::Gpu(gpu) => match gpu.never {},
     }
@@ -34,7 +38,7 @@ pub fn fixed(backend: Backend<'_>, bins: &Bins, x: &[f64], w: Option<&[f64]>) ->
         Backend::CpuSeq => Ok(fixed_to_f64(bins, &histogram_fixed_raw_seq(bins, x, w))),
         Backend::Cpu => Ok(fixed_to_f64(bins, &histogram_fixed_raw_par(bins, x, w))),
         #[cfg(feature = "gpu")]
-        Backend::Gpu(gpu) => Atomics::new(gpu)?.histogram_fixed(Method::Match, bins, x, w),
+        Backend::Gpu(gpu) => Histograms::new(gpu)?.histogram_fixed(Method::Match, bins, x, w),
         #[cfg(not(feature = "gpu"))]
         Backend::Gpu(gpu) => match gpu.never {},
     }

@@ -1,19 +1,15 @@
-//! Launchers for `crates/kernels/src/atomics.rs`: probes of the aggregated atomics, histograms
-//! by every method, and the Himeno Jacobi sweep with its three gosa reductions.
+//! Launcher for `crates/kernels/src/histogram.rs`: count histograms by every method (global
+//! counters, or privatised in shared memory), f64 and fixed-point weighted histograms.
 
-use crate::gpu::{download, upload, zeroed};
-use crate::error::{Error, Result, cuda};
-use crate::gpu::Gpu;
+use super::cpu::{Histogram, bins_with_frac_bits, check_fixed_range, check_weights, fixed_to_f64};
+use crate::error::{Error, Result};
+use crate::gpu::{Gpu, download, upload, zero_async, zeroed};
 use crate::kernel::{Kernel, Param};
-use crate::launch::{Dims as LaunchDims, Grid1d, block_size, expect_len, len_u32};
-use crate::atomics::cpu::{HimenoProblem, Histogram, check_fixed_range, check_weights, fixed_to_f64};
+use crate::launch::{Grid1d, expect_len};
 use cust::device::DeviceAttribute;
 use cust::memory::{DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
-use lockstep_shared::himeno::{self, OMEGA, gosa_via};
 use lockstep_shared::histogram::{Bins, DROP_SLOTS, HIST_BLOCK, PRIVATE_BLOCK, PRIVATE_BYTES, via};
 
-/// Default i planes per block of the Himeno sweep (see [`Atomics::with_himeno_planes`]).
-pub const HIMENO_PLANES: u32 = 2;
 /// Privatised count kernels: above this many bins, one block of `2 · PRIVATE_BLOCK` threads per
 /// SM instead of two of `PRIVATE_BLOCK` (half the blocks, so half the k-counter flush atomics).
 pub const PRIVATE_WIDE_BINS: u32 = 2048;
@@ -77,7 +73,7 @@ impl Method {
         Method::ALL.into_iter().find(|m| m.name() == name)
     }
 
-    fn code(self) -> u32 {
+    pub(crate) fn code(self) -> u32 {
         match self {
             Method::Plain => via::PLAIN,
             Method::Shared => via::SHARED,
@@ -141,33 +137,24 @@ pub fn private_capacity(kind: CounterKind) -> usize {
     }
 }
 
-// SAFETY: `Bins` and `himeno::Dims` are plain `#[repr(C)]` structs of numbers, copied bit for
-// bit to the kernels' parameter space, where the kernels read the same layout.
+// SAFETY: `Bins` is a plain `#[repr(C)]` struct of numbers, copied bit for bit to the kernels'
+// parameter space, where the kernels read the same layout.
 unsafe impl DeviceCopy for Param<Bins> {}
-// SAFETY: as above.
-unsafe impl DeviceCopy for Param<himeno::Dims> {}
 
 /// `(bins, method, n, x, counts, dropped)` of the global-memory count histograms.
-type CountGlobal<'g, T> =
-    Kernel<'g, (Param<Bins>, u32, u64, DevicePointer<f64>, DevicePointer<T>, DevicePointer<u64>)>;
+type CountGlobal<'g, T> = Kernel<'g, (Param<Bins>, u32, u64, DevicePointer<f64>, DevicePointer<T>, DevicePointer<u64>)>;
 /// `(bins, n, x, counts, dropped)` of the privatised count histograms.
 type CountPrivate<'g, T> = Kernel<'g, (Param<Bins>, u64, DevicePointer<f64>, DevicePointer<T>, DevicePointer<u64>)>;
 /// `(bins, method, n, x, w, sums, dropped)` of the weighted histograms (f64 or fixed point).
-type WeightedGlobal<'g, T> = Kernel<
-    'g,
-    (Param<Bins>, u32, u64, DevicePointer<f64>, DevicePointer<f64>, DevicePointer<T>, DevicePointer<u64>),
->;
+type WeightedGlobal<'g, T> =
+    Kernel<'g, (Param<Bins>, u32, u64, DevicePointer<f64>, DevicePointer<f64>, DevicePointer<T>, DevicePointer<u64>)>;
 /// `(bins, n, x, w, sums, dropped)` of the privatised weighted histograms.
 type WeightedPrivate<'g, T> =
     Kernel<'g, (Param<Bins>, u64, DevicePointer<f64>, DevicePointer<f64>, DevicePointer<T>, DevicePointer<u64>)>;
-/// `(method, n, targets, values, counters, olds)` of the aggregation probes.
-type Probe<'g, T> =
-    Kernel<'g, (u32, u32, DevicePointer<u32>, DevicePointer<T>, DevicePointer<T>, DevicePointer<T>)>;
-
 /// The counter types' choice of their kernels (a supertrait of [`CountCounter`]).
 pub(crate) trait CountSelect: Sized + DeviceCopy {
     /// `a`'s global and privatised count kernels of `Self`.
-    fn pick<'a, 'g>(a: &'a Atomics<'g>) -> (&'a CountGlobal<'g, Self>, &'a CountPrivate<'g, Self>);
+    fn pick<'a, 'g>(h: &'a Histograms<'g>) -> (&'a CountGlobal<'g, Self>, &'a CountPrivate<'g, Self>);
 }
 
 /// Counter types of the count histograms (`u32`, `u64`).
@@ -178,15 +165,15 @@ pub trait CountCounter:
 }
 
 impl CountSelect for u32 {
-    fn pick<'a, 'g>(a: &'a Atomics<'g>) -> (&'a CountGlobal<'g, u32>, &'a CountPrivate<'g, u32>) {
-        (&a.histogram_u32, &a.histogram_private_u32)
+    fn pick<'a, 'g>(h: &'a Histograms<'g>) -> (&'a CountGlobal<'g, u32>, &'a CountPrivate<'g, u32>) {
+        (&h.histogram_u32, &h.histogram_private_u32)
     }
 }
 impl CountCounter for u32 {}
 
 impl CountSelect for u64 {
-    fn pick<'a, 'g>(a: &'a Atomics<'g>) -> (&'a CountGlobal<'g, u64>, &'a CountPrivate<'g, u64>) {
-        (&a.histogram_u64, &a.histogram_private_u64)
+    fn pick<'a, 'g>(h: &'a Histograms<'g>) -> (&'a CountGlobal<'g, u64>, &'a CountPrivate<'g, u64>) {
+        (&h.histogram_u64, &h.histogram_private_u64)
     }
 }
 impl CountCounter for u64 {}
@@ -194,99 +181,34 @@ impl CountCounter for u64 {}
 /// The weighted sums' choice of their kernels: f64 sums, or fixed-point `i64` sums as `u64` bits.
 trait WeightedSelect: Sized + DeviceCopy {
     /// `a`'s global-memory weighted kernel for `Self` sums.
-    fn global<'a, 'g>(a: &'a Atomics<'g>) -> &'a WeightedGlobal<'g, Self>;
+    fn global<'a, 'g>(h: &'a Histograms<'g>) -> &'a WeightedGlobal<'g, Self>;
     /// `a`'s privatised weighted kernel for `Self` sums.
-    fn private<'a, 'g>(a: &'a Atomics<'g>) -> &'a WeightedPrivate<'g, Self>;
+    fn private<'a, 'g>(h: &'a Histograms<'g>) -> &'a WeightedPrivate<'g, Self>;
 }
 
 impl WeightedSelect for f64 {
-    fn global<'a, 'g>(a: &'a Atomics<'g>) -> &'a WeightedGlobal<'g, f64> {
-        &a.histogram_f64
+    fn global<'a, 'g>(h: &'a Histograms<'g>) -> &'a WeightedGlobal<'g, f64> {
+        &h.histogram_f64
     }
-    fn private<'a, 'g>(a: &'a Atomics<'g>) -> &'a WeightedPrivate<'g, f64> {
-        &a.histogram_private_f64
+    fn private<'a, 'g>(h: &'a Histograms<'g>) -> &'a WeightedPrivate<'g, f64> {
+        &h.histogram_private_f64
     }
 }
 
 impl WeightedSelect for u64 {
-    fn global<'a, 'g>(a: &'a Atomics<'g>) -> &'a WeightedGlobal<'g, u64> {
-        &a.histogram_fixed
+    fn global<'a, 'g>(h: &'a Histograms<'g>) -> &'a WeightedGlobal<'g, u64> {
+        &h.histogram_fixed
     }
-    fn private<'a, 'g>(a: &'a Atomics<'g>) -> &'a WeightedPrivate<'g, u64> {
-        &a.histogram_private_fixed
-    }
-}
-
-/// The probe value types' choice of their kernel (a supertrait of [`ProbeValue`]).
-pub(crate) trait ProbeSelect: Sized + DeviceCopy + cust::memory::bytemuck::Zeroable {
-    /// `a`'s probe kernel of `Self`.
-    fn pick<'a, 'g>(a: &'a Atomics<'g>) -> &'a Probe<'g, Self>;
-}
-
-/// Value types of the probes.
-#[allow(private_bounds)] // sealed: `ProbeSelect` picks the kernel of each type
-pub trait ProbeValue: DeviceCopy + Default + Clone + ProbeSelect {
-    #[doc(hidden)]
-    const IS_F64: bool = false;
-}
-
-macro_rules! probe_value {
-    ($t:ty, $field:ident $(, $f64:expr)?) => {
-        impl ProbeSelect for $t {
-            fn pick<'a, 'g>(a: &'a Atomics<'g>) -> &'a Probe<'g, $t> {
-                &a.$field
-            }
-        }
-        impl ProbeValue for $t {
-            $(const IS_F64: bool = $f64;)?
-        }
-    };
-}
-probe_value!(u32, aggregate_probe_u32);
-probe_value!(i32, aggregate_probe_i32);
-probe_value!(u64, aggregate_probe_u64);
-probe_value!(f32, aggregate_probe_f32);
-probe_value!(f64, aggregate_probe_f64, true);
-
-/// Himeno arrays on the device, with two pressure buffers (ping-pong).
-pub struct HimenoDevice {
-    mi: u32,
-    mj: u32,
-    mk: u32,
-    a: DeviceBuffer<f32>,
-    b: DeviceBuffer<f32>,
-    c: DeviceBuffer<f32>,
-    bnd: DeviceBuffer<f32>,
-    wrk1: DeviceBuffer<f32>,
-    p: [DeviceBuffer<f32>; 2],
-    current: usize,
-    gosa: DeviceBuffer<f32>,
-    partials: DeviceBuffer<f32>,
-}
-
-impl HimenoDevice {
-    /// Interior points per sweep.
-    pub fn interior(&self) -> u64 {
-        himeno::interior(self.mi, self.mj, self.mk)
-    }
-
-    /// The current pressure and the gosa of the last sweep.
-    pub fn download(&self) -> Result<(Vec<f32>, f32)> {
-        Ok((download(&self.p[self.current])?, download(&self.gosa)?[0]))
+    fn private<'a, 'g>(h: &'a Histograms<'g>) -> &'a WeightedPrivate<'g, u64> {
+        &h.histogram_private_fixed
     }
 }
 
-/// The atomics family's kernels, loaded and ready.
-pub struct Atomics<'g> {
+/// The histogram kernels, loaded and ready.
+pub struct Histograms<'g> {
     gpu: &'g Gpu,
     grid_blocks: Option<u32>,
-    himeno_planes: u32,
     sms: u32,
-    aggregate_probe_u32: Probe<'g, u32>,
-    aggregate_probe_i32: Probe<'g, i32>,
-    aggregate_probe_u64: Probe<'g, u64>,
-    aggregate_probe_f32: Probe<'g, f32>,
-    aggregate_probe_f64: Probe<'g, f64>,
     histogram_u32: CountGlobal<'g, u32>,
     histogram_u64: CountGlobal<'g, u64>,
     histogram_f64: WeightedGlobal<'g, f64>,
@@ -295,42 +217,16 @@ pub struct Atomics<'g> {
     histogram_private_u64: CountPrivate<'g, u64>,
     histogram_private_f64: WeightedPrivate<'g, f64>,
     histogram_private_fixed: WeightedPrivate<'g, u64>,
-    /// `(dims, omega, a, b, c, bnd, wrk1, p, p_out, gosa, partials)`.
-    #[allow(clippy::type_complexity)]
-    himeno_jacobi: Kernel<
-        'g,
-        (
-            Param<himeno::Dims>,
-            f32,
-            DevicePointer<f32>,
-            DevicePointer<f32>,
-            DevicePointer<f32>,
-            DevicePointer<f32>,
-            DevicePointer<f32>,
-            DevicePointer<f32>,
-            DevicePointer<f32>,
-            DevicePointer<f32>,
-            DevicePointer<f32>,
-        ),
-    >,
-    /// `(partials, len, out)`.
-    himeno_gosa_reduce: Kernel<'g, (DevicePointer<f32>, u32, DevicePointer<f32>)>,
 }
 
-impl<'g> Atomics<'g> {
-    /// Looks up every kernel of the family.
+impl<'g> Histograms<'g> {
+    /// Looks up the eight histogram kernels.
     pub fn new(gpu: &'g Gpu) -> Result<Self> {
         let sms = gpu.attribute(DeviceAttribute::MultiprocessorCount)?.max(1) as u32;
-        Ok(Atomics {
+        Ok(Histograms {
             gpu,
             grid_blocks: None,
-            himeno_planes: HIMENO_PLANES,
             sms,
-            aggregate_probe_u32: gpu.kernel("aggregate_probe_u32")?,
-            aggregate_probe_i32: gpu.kernel("aggregate_probe_i32")?,
-            aggregate_probe_u64: gpu.kernel("aggregate_probe_u64")?,
-            aggregate_probe_f32: gpu.kernel("aggregate_probe_f32")?,
-            aggregate_probe_f64: gpu.kernel("aggregate_probe_f64")?,
             histogram_u32: gpu.kernel("histogram_u32")?,
             histogram_u64: gpu.kernel("histogram_u64")?,
             histogram_f64: gpu.kernel("histogram_f64")?,
@@ -339,8 +235,6 @@ impl<'g> Atomics<'g> {
             histogram_private_u64: gpu.kernel("histogram_private_u64")?,
             histogram_private_f64: gpu.kernel("histogram_private_f64")?,
             histogram_private_fixed: gpu.kernel("histogram_private_fixed")?,
-            himeno_jacobi: gpu.kernel("himeno_jacobi")?,
-            himeno_gosa_reduce: gpu.kernel("himeno_gosa_reduce")?,
         })
     }
 
@@ -351,16 +245,6 @@ impl<'g> Atomics<'g> {
             return Err(Error::InvalidInput { what: "grid blocks", why: format!("{blocks}: use 1 to 2^31 - 1") });
         }
         self.grid_blocks = Some(blocks);
-        Ok(self)
-    }
-
-    /// Sets how many consecutive i planes each block of the Himeno sweep covers (default
-    /// [`HIMENO_PLANES`]; 2 and 4 load all of a thread's points before storing any).
-    pub fn with_himeno_planes(mut self, planes: u32) -> Result<Self> {
-        if planes == 0 || planes > 16 {
-            return Err(Error::InvalidInput { what: "Himeno planes per block", why: format!("{planes}: use 1 to 16") });
-        }
-        self.himeno_planes = planes;
         Ok(self)
     }
 
@@ -377,68 +261,11 @@ impl<'g> Atomics<'g> {
         Ok(Grid1d { blocks, threads })
     }
 
-    // ---------------------------------------------------------------- probes
-
-    /// Adds `values[i]` at `counters[targets[i]]` on the GPU with `method` (one thread per i,
-    /// `block` threads per block) and returns each call's returned old value; `counters` are
-    /// updated in place.
-    pub fn probe<T: ProbeValue>(
-        &self,
-        method: Method,
-        block: u32,
-        targets: &[u32],
-        values: &[T],
-        counters: &mut [T],
-    ) -> Result<Vec<T>> {
-        let n = len_u32("targets", targets.len())?;
-        expect_len("values", values.len(), targets.len())?;
-        let block = block_size(block)?;
-        if method == Method::Private || (!T::IS_F64 && matches!(method, Method::Cas | Method::CasAggregated)) {
-            return Err(Error::InvalidInput {
-                what: "probe method",
-                why: format!("`{}` is not an atomic of this type", method.name()),
-            });
-        }
-        if let Some(i) = targets.iter().position(|&t| t as usize >= counters.len()) {
-            return Err(Error::InvalidInput {
-                what: "targets",
-                why: format!("target {i} is {}, but there are {} counters", targets[i], counters.len()),
-            });
-        }
-        let grid = Grid1d::for_len(n as u64, block)?;
-        if n == 0 {
-            return Ok(Vec::new());
-        }
-        let f = T::pick(self);
-        let dt = upload(targets)?;
-        let dv = upload(values)?;
-        let dc = upload(counters)?;
-        let olds = zeroed::<T>(targets.len())?;
-        let code = method.code();
-        let (tp, vp, cp, op) = (dt.as_device_ptr(), dv.as_device_ptr(), dc.as_device_ptr(), olds.as_device_ptr());
-        // SAFETY: parameters mirror `(method: u32, n: u32, targets: *const u32, values: *const T,
-        // counters: *mut T, olds: *mut T)`; targets/values/olds hold n, every target < counters'
-        // length (checked); 1-D blocks of at most 1024 threads (block_size).
-        unsafe { f.launch(self.gpu, grid, 0, (code, n, tp, vp, cp, op))? };
-        self.gpu.synchronize()?;
-        crate::gpu::download_into(&dc, counters)?;
-        download(&olds)
-    }
-
-    // ---------------------------------------------------------------- histograms
-
-    fn zero<T: DeviceCopy + cust::memory::bytemuck::Zeroable>(&self, buf: &mut DeviceSlice<T>) -> Result<()> {
-        self.gpu.bind()?;
-        // SAFETY: the slice is a live allocation borrowed mutably for the call; the memset is
-        // ordered on the stream before the kernels that use it.
-        unsafe { buf.set_zero_async(self.gpu.stream()) }.map_err(cuda("cuMemsetD8Async"))
-    }
-
     fn hist_checks(&self, n: usize, counts: usize, dropped: usize, bins: &Bins) -> Result<u64> {
         expect_len("counts", counts, bins.k as usize)?;
         expect_len("dropped", dropped, DROP_SLOTS)?;
         // Revalidate: `Bins` has public fields.
-        crate::atomics::cpu::bins_with_frac_bits(bins.lo, bins.hi, bins.k as u64, bins.frac_bits)?;
+        bins_with_frac_bits(bins.lo, bins.hi, bins.k as u64, bins.frac_bits)?;
         Ok(n as u64)
     }
 
@@ -453,8 +280,8 @@ impl<'g> Atomics<'g> {
     ) -> Result<()> {
         let n = self.hist_checks(x.len(), counts.len(), dropped.len(), bins)?;
         check_method(method, CounterKind::Count, bins.k)?;
-        self.zero(counts)?;
-        self.zero(dropped)?;
+        zero_async(self.gpu, counts)?;
+        zero_async(self.gpu, dropped)?;
         if n == 0 {
             return Ok(());
         }
@@ -478,9 +305,7 @@ impl<'g> Atomics<'g> {
             let code = method.code();
             // SAFETY: parameters mirror `(bins: Bins, method: u32, n: u64, x: *const f64,
             // counts: *mut T, dropped: *mut u64)`; lengths checked; HIST_BLOCK threads.
-            unsafe {
-                global.launch(self.gpu, grid, 0, (Param(b), code, n, xp, cp, dp))
-            }
+            unsafe { global.launch(self.gpu, grid, 0, (Param(b), code, n, xp, cp, dp)) }
         }
     }
 
@@ -502,8 +327,8 @@ impl<'g> Atomics<'g> {
         let unit = w.is_none();
         let kind = if fixed { CounterKind::Fixed { unit } } else { CounterKind::F64 { unit } };
         check_method(method, kind, bins.k)?;
-        self.zero(counts)?;
-        self.zero(dropped)?;
+        zero_async(self.gpu, counts)?;
+        zero_async(self.gpu, dropped)?;
         if n == 0 {
             return Ok(());
         }
@@ -523,9 +348,7 @@ impl<'g> Atomics<'g> {
             let code = method.code();
             // SAFETY: parameters mirror `(bins: Bins, method: u32, n: u64, x: *const f64,
             // w: *const f64, counts: *mut T, dropped: *mut u64)`; lengths checked above.
-            unsafe {
-                f.launch(self.gpu, grid, 0, (Param(b), code, n, xp, wp, cp, dp))
-            }
+            unsafe { f.launch(self.gpu, grid, 0, (Param(b), code, n, xp, wp, cp, dp)) }
         }
     }
 
@@ -612,108 +435,5 @@ impl<'g> Atomics<'g> {
     /// Deterministic weighted histogram as f64 bin values (bit-identical on CPU and GPU).
     pub fn histogram_fixed(&self, method: Method, bins: &Bins, x: &[f64], w: Option<&[f64]>) -> Result<Histogram<f64>> {
         Ok(fixed_to_f64(bins, &self.histogram_fixed_raw(method, bins, x, w)?))
-    }
-
-    // ---------------------------------------------------------------- Himeno
-
-    /// Uploads a Himeno problem (both pressure buffers start as `problem.p`).
-    pub fn himeno_upload(&self, problem: &HimenoProblem) -> Result<HimenoDevice> {
-        problem.check()?;
-        let partial_len =
-            (problem.mi as usize - 2) * (problem.mj as usize - 2) * himeno::chunks_per_row(problem.mk) as usize;
-        len_u32("gosa partials", partial_len)?;
-        Ok(HimenoDevice {
-            mi: problem.mi,
-            mj: problem.mj,
-            mk: problem.mk,
-            a: upload(&problem.a)?,
-            b: upload(&problem.b)?,
-            c: upload(&problem.c)?,
-            bnd: upload(&problem.bnd)?,
-            wrk1: upload(&problem.wrk1)?,
-            p: [upload(&problem.p)?, upload(&problem.p)?],
-            current: 0,
-            gosa: zeroed::<f32>(1)?,
-            partials: zeroed::<f32>(partial_len.max(1))?,
-        })
-    }
-
-    /// Enqueues `iterations` Jacobi sweeps with gosa reduced by `gosa` (a
-    /// `lockstep_shared::himeno::gosa_via` code) and `block = (x, y)` threads per block
-    /// (`x` a multiple of 32).
-    pub fn himeno_iterate_on_device(
-        &self,
-        state: &mut HimenoDevice,
-        iterations: u32,
-        gosa: u32,
-        block: (u32, u32),
-    ) -> Result<()> {
-        if gosa > gosa_via::TREE {
-            return Err(Error::InvalidInput { what: "gosa reduction", why: format!("code {gosa}: use 0, 1 or 2") });
-        }
-        let (bx, by) = block;
-        if bx == 0 || bx % 32 != 0 {
-            return Err(Error::InvalidInput {
-                what: "Himeno block",
-                why: format!("x extent {bx}: a multiple of 32 (whole warps along k)"),
-            });
-        }
-        let (mi, mj, mk) = (state.mi, state.mj, state.mk);
-        // Block z covers two i planes (see the kernel).
-        let dims =
-            LaunchDims::new([(mk - 2).div_ceil(bx), (mj - 2).div_ceil(by.max(1)), (mi - 2).div_ceil(2)], [bx, by, 1])?;
-        let partial_len = len_u32("gosa partials", state.partials.len())?;
-        let kdims = himeno::Dims { mi, mj, mk, gosa_via: gosa };
-        let omega = OMEGA;
-        for _ in 0..iterations {
-            if gosa != gosa_via::TREE {
-                // The atomics accumulate into gosa; the tree's level 2 overwrites it.
-                self.zero(&mut state.gosa)?;
-            }
-            let (src, dst) = (state.current, 1 - state.current);
-            let ptrs = [
-                state.a.as_device_ptr(),
-                state.b.as_device_ptr(),
-                state.c.as_device_ptr(),
-                state.bnd.as_device_ptr(),
-                state.wrk1.as_device_ptr(),
-                state.p[src].as_device_ptr(),
-                state.p[dst].as_device_ptr(),
-                state.gosa.as_device_ptr(),
-                state.partials.as_device_ptr(),
-            ];
-            // SAFETY: parameters mirror `(dims: Dims, omega: f32, a, b, c, bnd, wrk1, p, p_out,
-            // gosa, partials)`; every array was uploaded with the lengths `HimenoProblem::check`
-            // verified for these extents; p and p_out are the two distinct buffers; partials has
-            // (mi−2)(mj−2)·chunks_per_row(mk) slots; blockDim.x is a multiple of 32, z is 1.
-            unsafe {
-                self.himeno_jacobi.launch(self.gpu, dims, 0, (Param(kdims), omega, ptrs[0], ptrs[1], ptrs[2], ptrs[3], ptrs[4], ptrs[5], ptrs[6], ptrs[7], ptrs[8]))?
-            };
-            if gosa == gosa_via::TREE {
-                let (pp, gp) = (state.partials.as_device_ptr(), state.gosa.as_device_ptr());
-                let one = Grid1d { blocks: 1, threads: himeno::LEVEL2_THREADS as u32 };
-                // SAFETY: parameters mirror `(partials: *const f32, len: u32, out: *mut f32)`;
-                // partials holds partial_len, out one f32; one block of LEVEL2_THREADS threads.
-                unsafe {
-                    self.himeno_gosa_reduce.launch(self.gpu, one, 0, (pp, partial_len, gp))?
-                };
-            }
-            state.current = dst;
-        }
-        Ok(())
-    }
-
-    /// `iterations` sweeps of `problem` on the GPU: the pressure and the last sweep's gosa.
-    pub fn himeno(
-        &self,
-        problem: &HimenoProblem,
-        iterations: u32,
-        gosa: u32,
-        block: (u32, u32),
-    ) -> Result<(Vec<f32>, f32)> {
-        let mut state = self.himeno_upload(problem)?;
-        self.himeno_iterate_on_device(&mut state, iterations, gosa, block)?;
-        self.gpu.synchronize()?;
-        state.download()
     }
 }

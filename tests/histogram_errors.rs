@@ -1,10 +1,10 @@
-//! Bad input of the atomics family: typed errors with clear messages, nothing launched. Pure
-//! validation runs everywhere; launcher checks use the GPU when present.
+//! Bad input of the histograms and probes: typed errors with clear messages, nothing launched.
+//! Pure validation runs everywhere; launcher checks use the GPU when present.
 
 use lockstep::Error;
-use lockstep::histogram::{Atomics, CounterKind, Method, check_method};
+use lockstep::foundation::Probes;
 use lockstep::histogram as cpu;
-use lockstep::himeno::{self, HimenoProblem};
+use lockstep::histogram::{CounterKind, Histograms, Method, check_method};
 use lockstep_parity::gpu;
 
 fn why(e: Error) -> String {
@@ -66,25 +66,11 @@ fn bad_weights_are_refused() {
 }
 
 #[test]
-fn himeno_sizes_and_lengths_are_checked() {
-    let e = HimenoProblem::by_name("XXL").unwrap_err().to_string();
-    assert!(e.contains("no size named \"XXL\"") && e.contains("XS, S, M, L, XL"), "{e}");
-    assert_eq!(himeno::grid_of("m").unwrap(), (257, 129, 129));
-    let e = HimenoProblem::benchmark(2, 10, 10).unwrap_err().to_string();
-    assert!(e.contains("at least 3"), "{e}");
-    assert!(matches!(HimenoProblem::benchmark(70_000, 3, 3), Err(Error::TooLarge { .. })));
-    let mut pr = HimenoProblem::benchmark(4, 4, 4).unwrap();
-    pr.b.pop();
-    let e = pr.check().unwrap_err();
-    assert!(matches!(e, Error::LengthMismatch { arg: "b", expected: 192, got: 191 }), "{e}");
-    assert!(himeno::himeno_seq(&pr, 1).is_err());
-}
-
-#[test]
 fn launchers_refuse_bad_input_before_launching() {
     let Some(gpu) = gpu().unwrap() else { return };
-    let a = Atomics::new(gpu).unwrap();
-    assert!(Atomics::new(gpu).unwrap().with_grid_blocks(0).is_err());
+    let a = Histograms::new(gpu).unwrap();
+    assert!(matches!(Histograms::new(gpu).unwrap().with_grid_blocks(0), Err(Error::InvalidInput { .. })));
+    let probes = Probes::new(gpu).unwrap();
     let bins = cpu::bins(0.0, 1.0, 10).unwrap();
     let x = vec![0.5; 100];
     assert!(matches!(a.histogram_counts::<u32>(Method::Cas, &bins, &x), Err(Error::InvalidInput { .. })));
@@ -103,15 +89,9 @@ fn launchers_refuse_bad_input_before_launching() {
     assert_eq!(counts.as_host_vec().unwrap(), vec![7; 9], "counts were written");
     // Probes: targets past the counters, CAS on integers, bad block sizes.
     let mut c = [0u32; 4];
-    assert!(a.probe(Method::Match, 32, &[4], &[1u32], &mut c).is_err());
-    assert!(a.probe(Method::Cas, 32, &[0], &[1u32], &mut c).is_err());
-    assert!(a.probe(Method::Match, 33, &[0], &[1u32], &mut c).is_err());
-    assert!(a.probe(Method::Match, 32, &[0, 1], &[1u32], &mut c).is_err());
+    assert!(probes.probe(Method::Match, 32, &[4], &[1u32], &mut c).is_err());
+    assert!(probes.probe(Method::Cas, 32, &[0], &[1u32], &mut c).is_err());
+    assert!(probes.probe(Method::Match, 33, &[0], &[1u32], &mut c).is_err());
+    assert!(probes.probe(Method::Match, 32, &[0, 1], &[1u32], &mut c).is_err());
     assert_eq!(c, [0; 4]);
-    // Himeno: bad block shapes and gosa codes.
-    let pr = HimenoProblem::benchmark(5, 5, 5).unwrap();
-    assert!(a.himeno(&pr, 1, 2, (48, 1)).is_err());
-    assert!(a.himeno(&pr, 1, 2, (32, 0)).is_err());
-    assert!(a.himeno(&pr, 1, 2, (1024, 2)).is_err());
-    assert!(a.himeno(&pr, 1, 9, (32, 1)).is_err());
 }

@@ -2,9 +2,13 @@
 //! bits on every [`Backend`] after any number of sweeps; gosa by a grid-independent two-level
 //! tree is too (`gosa_tree`).
 
-pub use crate::atomics::cpu::{HIMENO_MAX_MI, HimenoProblem, HimenoResult, grid_of, himeno_par, himeno_seq};
+mod cpu;
 #[cfg(feature = "gpu")]
-pub use crate::atomics::gpu::{Atomics, HIMENO_PLANES, HimenoDevice};
+mod gpu;
+
+pub use cpu::{HIMENO_MAX_MI, HimenoProblem, HimenoResult, grid_of, himeno_par, himeno_seq};
+#[cfg(feature = "gpu")]
+pub use gpu::{HIMENO_PLANES, Himeno, HimenoDevice};
 pub use lockstep_shared::himeno::gosa_via;
 
 use crate::{Backend, Result};
@@ -16,7 +20,7 @@ pub fn run(backend: Backend<'_>, problem: &HimenoProblem, iterations: u32) -> Re
         Backend::CpuSeq => himeno_seq(problem, iterations).map(|r| (r.p, r.gosa_tree)),
         Backend::Cpu => himeno_par(problem, iterations).map(|r| (r.p, r.gosa_tree)),
         #[cfg(feature = "gpu")]
-        Backend::Gpu(gpu) => Atomics::new(gpu)?.himeno(problem, iterations, gosa_via::TREE, (128, 2)),
+        Backend::Gpu(gpu) => Himeno::new(gpu)?.himeno(problem, iterations, gosa_via::TREE, (128, 2)),
         #[cfg(not(feature = "gpu"))]
         Backend::Gpu(gpu) => match gpu.never {},
     }

@@ -1,0 +1,34 @@
+//! Bad input of the Himeno solver: typed errors with clear messages, nothing launched. Pure
+//! validation runs everywhere; launcher checks use the GPU when present.
+
+use lockstep::Error;
+use lockstep::himeno::Himeno;
+use lockstep::himeno::{self, HimenoProblem};
+use lockstep_parity::gpu;
+
+#[test]
+fn himeno_sizes_and_lengths_are_checked() {
+    let e = HimenoProblem::by_name("XXL").unwrap_err().to_string();
+    assert!(e.contains("no size named \"XXL\"") && e.contains("XS, S, M, L, XL"), "{e}");
+    assert_eq!(himeno::grid_of("m").unwrap(), (257, 129, 129));
+    let e = HimenoProblem::benchmark(2, 10, 10).unwrap_err().to_string();
+    assert!(e.contains("at least 3"), "{e}");
+    assert!(matches!(HimenoProblem::benchmark(70_000, 3, 3), Err(Error::TooLarge { .. })));
+    let mut pr = HimenoProblem::benchmark(4, 4, 4).unwrap();
+    pr.b.pop();
+    let e = pr.check().unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { arg: "b", expected: 192, got: 191 }), "{e}");
+    assert!(himeno::himeno_seq(&pr, 1).is_err());
+}
+
+#[test]
+fn the_himeno_launcher_refuses_bad_input_before_launching() {
+    let Some(gpu) = gpu().unwrap() else { return };
+    let himeno = Himeno::new(gpu).unwrap();
+    // Himeno: bad block shapes and gosa codes.
+    let pr = HimenoProblem::benchmark(5, 5, 5).unwrap();
+    assert!(himeno.himeno(&pr, 1, 2, (48, 1)).is_err());
+    assert!(himeno.himeno(&pr, 1, 2, (32, 0)).is_err());
+    assert!(himeno.himeno(&pr, 1, 2, (1024, 2)).is_err());
+    assert!(himeno.himeno(&pr, 1, 9, (32, 1)).is_err());
+}

@@ -1,0 +1,83 @@
+//! GPU = CPU for the Himeno sweep (proptest; skipped without a GPU): pressure bit-identical after
+//! k sweeps, gosa bit-identical in the tree mode.
+
+use lockstep::himeno::Himeno;
+use lockstep::himeno::{self, HimenoProblem};
+use lockstep_parity::data::SplitMix64;
+use lockstep_parity::{assert_bits_eq, config, gpu};
+use lockstep_shared::himeno::gosa_via;
+use proptest::prelude::*;
+
+fn random_problem(mi: u32, mj: u32, mk: u32, seed: u64, benchmark: bool) -> HimenoProblem {
+    let mut pr = HimenoProblem::benchmark(mi, mj, mk).unwrap();
+    if !benchmark {
+        let mut r = SplitMix64(seed);
+        for v in pr.a.iter_mut().chain(pr.b.iter_mut()).chain(pr.c.iter_mut()).chain(pr.wrk1.iter_mut()) {
+            *v = r.uniform(-0.3, 0.3) as f32;
+        }
+        for v in pr.p.iter_mut().chain(pr.bnd.iter_mut()) {
+            *v = r.uniform(0.0, 1.0) as f32;
+        }
+    }
+    pr
+}
+
+fn himeno_blocks() -> impl Strategy<Value = (u32, u32)> {
+    proptest::sample::select(vec![(32u32, 1u32), (32, 4), (64, 2), (128, 1), (32, 8), (256, 4)])
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn himeno_jacobi_and_gosa_reduce_match_the_cpu(
+        mi in 3u32..20, mj in 3u32..20, mk in 3u32..80, iters in 1u32..4, seed: u64, benchmark: bool,
+        block in himeno_blocks(), mode in 0u32..3, planes in 1u32..6,
+    ) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let a = Himeno::new(gpu)?.with_planes(planes)?;
+        let pr = random_problem(mi, mj, mk, seed, benchmark);
+        let want = himeno::himeno_seq(&pr, iters)?;
+        let (p, gosa) = a.himeno(&pr, iters, mode, block)?;
+        assert_bits_eq("himeno_jacobi pressure", &p, &want.p, |i| format!("point {i} of {mi}x{mj}x{mk}, {iters} sweeps, block {block:?}, {planes} planes"))?;
+        if mode == gosa_via::TREE {
+            assert_bits_eq("himeno_gosa_reduce", &[gosa], &[want.gosa_tree], |_| format!("{mi}x{mj}x{mk}"))?;
+        } else {
+            // f32 sums of N positive terms in any order: |error| ≤ N·ε·Σ.
+            let n_int = lockstep_shared::himeno::interior(mi, mj, mk) as f64;
+            let tol = 2.0 * n_int * f32::EPSILON as f64 * want.gosa_seq as f64 + 1e-30;
+            prop_assert!(((gosa - want.gosa_seq) as f64).abs() <= tol, "gosa {gosa} vs {} (mode {mode})", want.gosa_seq);
+        }
+    }
+}
+
+/// The level-2 kernel is exercised by every tree-mode case above; this one pins the benchmark's
+/// own initialisation at size XS (both kernels, every gosa mode).
+#[test]
+fn himeno_gosa_reduce_and_jacobi_at_size_xs_match_the_cpu_in_every_mode() {
+    let Some(gpu) = gpu().unwrap() else { return };
+    let pr = HimenoProblem::by_name("XS").unwrap();
+    let want = himeno::himeno_par(&pr, 5).unwrap();
+    let n_int = lockstep_shared::himeno::interior(pr.mi, pr.mj, pr.mk) as f64;
+    for (mode, planes) in
+        [gosa_via::PLAIN, gosa_via::AGGREGATED, gosa_via::TREE].into_iter().flat_map(|m| [1, 2, 3, 4].map(|q| (m, q)))
+    {
+        let a = Himeno::new(gpu).unwrap().with_planes(planes).unwrap();
+        let (p, gosa) = a.himeno(&pr, 5, mode, (64, 4)).unwrap();
+        let bad = p.iter().zip(&want.p).position(|(x, y)| x.to_bits() != y.to_bits());
+        assert_eq!(bad, None, "mode {mode}, {planes} planes: pressure differs at {bad:?}");
+        if mode == gosa_via::TREE {
+            assert_eq!(gosa.to_bits(), want.gosa_tree.to_bits(), "tree gosa {gosa:e} vs {:e}", want.gosa_tree);
+        } else {
+            // f32 sums of N positive terms in any order: |error| ≤ N·ε·Σ.
+            let tol = 2.0 * n_int * f32::EPSILON as f64 * want.gosa_seq as f64;
+            let err = (gosa as f64 - want.gosa_seq as f64).abs();
+            assert!(
+                err <= tol,
+                "mode {mode}: gosa {gosa:e} vs sequential {:e} (tree {:e}), tolerance {tol:e}",
+                want.gosa_seq,
+                want.gosa_tree
+            );
+        }
+    }
+}

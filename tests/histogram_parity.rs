@@ -1,0 +1,185 @@
+//! GPU = CPU for the histograms (proptest; skipped without a GPU): integer and unit-weight
+//! counts exact by every method, fixed-point weighted sums bit-identical, native f64 weighted
+//! sums within rounding.
+
+use lockstep::histogram as cpu;
+use lockstep::histogram::{Histograms, Method};
+use lockstep_parity::{assert_bits_eq, config, data, gpu};
+use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
+
+fn hist_input(n: usize, seed: u64, wild: bool) -> Vec<f64> {
+    if wild {
+        // NaN, ±∞, out-of-range and in-range values mixed.
+        data::f64s(n, seed).into_iter().map(|v| if v.is_finite() { v.rem_euclid(1.4) - 0.2 } else { v }).collect()
+    } else {
+        data::f64_range(n, seed, 0.0, 1.0)
+    }
+}
+
+fn hist_methods() -> impl Strategy<Value = Method> {
+    proptest::sample::select(vec![
+        Method::Plain,
+        Method::Shared,
+        Method::Shfl,
+        Method::Match,
+        Method::Block,
+        Method::Count,
+        Method::Private,
+    ])
+}
+
+fn ks() -> impl Strategy<Value = u64> {
+    prop_oneof![Just(1u64), 2u64..20, 20u64..3000, Just(6144), 6145u64..20_000]
+}
+
+fn launcher(gpu: &'static lockstep::Gpu, grid: Option<u32>) -> Result<Histograms<'static>, TestCaseError> {
+    let a = Histograms::new(gpu)?;
+    Ok(match grid {
+        Some(g) => a.with_grid_blocks(g)?,
+        None => a,
+    })
+}
+
+fn counts_case<T: lockstep::histogram::CountCounter + lockstep_parity::Bits>(
+    gpu: &'static lockstep::Gpu,
+    method: Method,
+    k: u64,
+    n: usize,
+    seed: u64,
+    wild: bool,
+    grid: Option<u32>,
+) -> Result<(), TestCaseError> {
+    let a = launcher(gpu, grid)?;
+    let bins = cpu::bins(0.0, 1.0, k)?;
+    let x = hist_input(n, seed, wild);
+    let want = cpu::histogram_counts_seq(&bins, &x);
+    let got = a.histogram_counts::<T>(method, &bins, &x)?;
+    let got: Vec<u64> = got_u64(&got.counts);
+    prop_assert_eq!(&got, &want.counts, "k={} method={:?} n={}", k, method, n);
+    let h = a.histogram_counts::<T>(method, &bins, &x)?;
+    prop_assert_eq!((h.nan, h.below, h.above), (want.nan, want.below, want.above));
+    Ok(())
+}
+
+fn got_u64<T: lockstep_parity::Bits>(v: &[T]) -> Vec<u64> {
+    v.iter().map(|c| c.bits()).collect()
+}
+
+fn usable(method: Method, k: u64, cap: usize) -> bool {
+    method != Method::Private || k as usize <= cap
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn histogram_u32_counts_are_exact(method in hist_methods(), k in ks(), n in 0usize..60_000, seed: u64, wild: bool, grid in proptest::option::of(1u32..50)) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        prop_assume!(usable(method, k, 12_288));
+        counts_case::<u32>(gpu, method, k, n, seed, wild, grid)?;
+    }
+
+    #[test]
+    fn histogram_u64_counts_are_exact(method in hist_methods(), k in ks(), n in 0usize..60_000, seed: u64, wild: bool, grid in proptest::option::of(1u32..50)) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        prop_assume!(usable(method, k, 12_288));
+        counts_case::<u64>(gpu, method, k, n, seed, wild, grid)?;
+    }
+
+    #[test]
+    fn histogram_private_u64_counts_are_exact(k in 1u64..=12_288, n in 0usize..60_000, seed: u64, wild: bool, grid in proptest::option::of(1u32..50)) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        counts_case::<u64>(gpu, Method::Private, k, n, seed, wild, grid)?;
+    }
+
+    #[test]
+    fn histogram_counts_from_an_unaligned_slice_are_exact(method in proptest::sample::select(vec![Method::Plain, Method::Private, Method::Match]), k in prop_oneof![1u64..40, 40u64..6000], n in 1usize..40_000, seed: u64, wild: bool, grid in proptest::option::of(1u32..8)) {
+        // x starts 8 bytes past a 16-byte boundary: the kernels' 16-byte loads must not be used.
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let a = launcher(gpu, grid)?;
+        let bins = cpu::bins(0.0, 1.0, k)?;
+        let x = hist_input(n + 1, seed, wild);
+        let want = cpu::histogram_counts_seq(&bins, &x[1..]);
+        let fail = |e| TestCaseError::fail(lockstep::error::cuda("cuMemcpy")(e).to_string());
+        let dx = lockstep::DeviceBuffer::from_slice(&x).map_err(fail)?;
+        let mut counts = lockstep::DeviceBuffer::<u32>::zeroed(k as usize).map_err(fail)?;
+        let mut dropped = lockstep::DeviceBuffer::<u64>::zeroed(3).map_err(fail)?;
+        let xs = dx.index(1..);
+        a.histogram_counts_on_device(method, &bins, &xs, &mut counts, &mut dropped)?;
+        gpu.synchronize()?;
+        let mut got = vec![0u32; k as usize];
+        let mut d = [0u64; 3];
+        lockstep::CopyDestination::copy_to(&*counts, &mut got[..]).map_err(fail)?;
+        lockstep::CopyDestination::copy_to(&*dropped, &mut d[..]).map_err(fail)?;
+        let got: Vec<u64> = got.iter().map(|&c| c as u64).collect();
+        prop_assert_eq!(&got, &want.counts, "k={} method={:?} n={}", k, method, n);
+        prop_assert_eq!((d[0], d[1], d[2]), (want.nan, want.below, want.above));
+    }
+
+    #[test]
+    fn histogram_private_u32_u64_and_f64_units_are_exact(k in 1u64..6144, n in 0usize..60_000, seed: u64, wild: bool, grid in proptest::option::of(1u32..50)) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let a = launcher(gpu, grid)?;
+        let bins = cpu::bins(0.0, 1.0, k)?;
+        let x = hist_input(n, seed, wild);
+        let want = cpu::histogram_counts_seq(&bins, &x);
+        let got = a.histogram_counts::<u64>(Method::Private, &bins, &x)?;
+        prop_assert_eq!(&got.counts, &want.counts);
+        let got = a.histogram_counts::<u32>(Method::Private, &bins, &x)?;
+        prop_assert_eq!(got.counts.iter().map(|&c| c as u64).collect::<Vec<_>>(), want.counts.clone());
+        let got = a.histogram_f64(Method::Private, &bins, &x, None)?;
+        prop_assert_eq!(got.counts, want.counts.iter().map(|&c| c as f64).collect::<Vec<_>>());
+        prop_assert_eq!((got.nan, got.below, got.above), (want.nan, want.below, want.above));
+    }
+
+    #[test]
+    fn histogram_f64_unit_weights_are_exact_and_weights_within_rounding(
+        method in proptest::sample::select(vec![Method::Plain, Method::Shared, Method::Shfl, Method::Match, Method::Block, Method::Cas, Method::CasAggregated, Method::Private]),
+        k in prop_oneof![Just(1u64), 2u64..5000], n in 0usize..40_000, seed: u64, wild: bool, grid in proptest::option::of(1u32..50),
+    ) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let a = launcher(gpu, grid)?;
+        let bins = cpu::bins(0.0, 1.0, k)?;
+        let x = hist_input(n, seed, wild);
+        let want = cpu::histogram_counts_seq(&bins, &x);
+        let got = a.histogram_f64(method, &bins, &x, None)?;
+        prop_assert_eq!(got.counts, want.counts.iter().map(|&c| c as f64).collect::<Vec<_>>());
+        let w = data::f64_range(n, seed ^ 7, -3.0, 5.0);
+        let want = cpu::histogram_f64_seq(&bins, &x, Some(&w));
+        let got = a.histogram_f64(method, &bins, &x, Some(&w))?;
+        // Order-dependent: |error| ≤ (adds in the bin) · ε · Σ|w| of the bin, bounded by n·ε·Σ|w|.
+        let bound = n as f64 * f64::EPSILON * w.iter().map(|v| v.abs()).sum::<f64>() + 1e-300;
+        for (b, (g, e)) in got.counts.iter().zip(&want.counts).enumerate() {
+            prop_assert!((g - e).abs() <= bound, "bin {b}: {g} vs {e} (bound {bound}), {method:?}");
+        }
+    }
+
+    #[test]
+    fn histogram_fixed_is_bit_identical(
+        method in proptest::sample::select(vec![Method::Plain, Method::Shared, Method::Shfl, Method::Match, Method::Block, Method::Private]),
+        k in prop_oneof![Just(1u64), 2u64..6144], n in 0usize..40_000, seed: u64, wild: bool, frac in 0u32..=32, grid in proptest::option::of(1u32..50),
+    ) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let a = launcher(gpu, grid)?;
+        let bins = cpu::bins_with_frac_bits(-0.2, 1.2, k, frac)?;
+        let x = hist_input(n, seed, wild);
+        let w = data::f64_range(n, seed ^ 9, -1000.0, 1000.0);
+        let want = cpu::fixed_to_f64(&bins, &cpu::histogram_fixed_raw_seq(&bins, &x, Some(&w)));
+        let got = a.histogram_fixed(method, &bins, &x, Some(&w))?;
+        assert_bits_eq("histogram_fixed", &got.counts, &want.counts, |b| format!("bin {b} of {k}, {method:?}, frac {frac}"))?;
+        prop_assert_eq!((got.nan, got.below, got.above), (want.nan, want.below, want.above));
+    }
+
+    #[test]
+    fn histogram_private_fixed_is_bit_identical(k in 1u64..6144, n in 0usize..40_000, seed: u64, grid in proptest::option::of(1u32..50)) {
+        let Some(gpu) = gpu()? else { return Ok(()) };
+        let a = launcher(gpu, grid)?;
+        let bins = cpu::bins(0.0, 1.0, k)?;
+        let x = hist_input(n, seed, true);
+        let w = data::f64_range(n, seed ^ 9, -1.0, 1.0);
+        let want = cpu::histogram_fixed_raw_seq(&bins, &x, Some(&w));
+        let got = a.histogram_fixed_raw(Method::Private, &bins, &x, Some(&w))?;
+        prop_assert_eq!(got, want);
+    }
+}
