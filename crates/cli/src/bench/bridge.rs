@@ -229,7 +229,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     anyhow::ensure!(args.runs >= 1, "--runs must be at least 1");
     anyhow::ensure!(args.paths >= 1, "--paths must be at least 1");
     let plan = Plan::new(&spec(&args)?)?;
-    let gpu = Gpu::new()?;
+    let gpu = crate::common::bench_gpu()?;
     let bridge = Bridge::with_block_size(&gpu, args.block)?;
     println!("GPU: {}", gpu.name());
     println!(

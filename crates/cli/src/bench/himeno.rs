@@ -61,7 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             other => Err(anyhow::anyhow!("--modes: unknown {other:?} (plain, agg, tree)")),
         })
         .collect::<anyhow::Result<_>>()?;
-    let gpu = Gpu::new()?;
+    let gpu = crate::common::bench_gpu()?;
     let a = Atomics::new(&gpu)?;
     // Bandwidth yardstick: a device-to-device copy of 1 GiB.
     let big = 1usize << 28;

@@ -74,7 +74,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .map(|m| Method::from_name(m).ok_or_else(|| anyhow::anyhow!("unknown method {m:?}")))
             .collect::<anyhow::Result<_>>()?
     };
-    let gpu = Gpu::new()?;
+    let gpu = crate::common::bench_gpu()?;
     let a = Atomics::new(&gpu)?;
     let mut rng = lockstep_shared_rng(12345);
     let x: Vec<f64> = (0..args.n).map(|_| rng()).collect();

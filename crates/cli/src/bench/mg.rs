@@ -90,7 +90,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let params = validate(a.n.unwrap_or(n0), a.m, 2, a.p.unwrap_or(p0), a.groups.unwrap_or(g0))?;
     let trials = a.trials.unwrap_or(t0);
     anyhow::ensure!(trials >= 1 && a.runs >= 1, "--trials and --runs must be at least 1");
-    let gpu = Gpu::new()?;
+    let gpu = crate::common::bench_gpu()?;
     let mg = Mg::with_block_size(&gpu, a.block)?;
     let (free, total) = gpu.memory_info()?;
     println!(

@@ -136,7 +136,7 @@ fn throughput(
     record: Option<PathBuf>,
 ) -> anyhow::Result<()> {
     anyhow::ensure!(runs >= 1, "--runs must be at least 1");
-    let gpu = Gpu::new()?;
+    let gpu = crate::common::bench_gpu()?;
     let nb = Nbody::with_block_size(&gpu, block)?;
     let sms = gpu.attribute(cust::device::DeviceAttribute::MultiprocessorCount)?;
     println!("GPU: {} ({sms} SMs), PTX {}, block {block}", gpu.name(), lockstep::ptx::ARCH);
@@ -277,7 +277,7 @@ fn grid_row<T: NbodyFloat>(
 
 fn grid(ns: &[usize], steps: &[u64], budget: f64, kernels: &[Method], record: Option<PathBuf>) -> anyhow::Result<()> {
     anyhow::ensure!(!kernels.is_empty(), "--kernel: name at least one of global, shared");
-    let gpu = Gpu::new()?;
+    let gpu = crate::common::bench_gpu()?;
     let nb = Nbody::new(&gpu)?;
     let threads = rayon::current_num_threads();
     println!("GPU: {} (exact kernels, block 256) vs CPU twin: 1 thread and {threads} threads", gpu.name());
@@ -351,7 +351,7 @@ fn matmul_n<T: MatElem>(
 
 fn matmul(ns: &[usize], edges: &[u32], runs: usize, record: Option<PathBuf>) -> anyhow::Result<()> {
     anyhow::ensure!(runs >= 1, "--runs must be at least 1");
-    let gpu = Gpu::new()?;
+    let gpu = crate::common::bench_gpu()?;
     let m = Matmul::new(&gpu)?;
     println!("GPU: {}; model matrices A(n, m) = n + m − 1; i32 up to N = {MODEL_MAX_N_I32}, i64 above", gpu.name());
     println!("seed: best GPU speedups over one CPU core 479× (global) and 3167× (shared) at N = 1024");

@@ -21,7 +21,7 @@ pub struct Args {
 pub fn run(Args { log2_n, runs, record }: Args) -> anyhow::Result<()> {
     anyhow::ensure!((10..=31).contains(&log2_n), "--log2-n must be 10..=31");
     anyhow::ensure!(runs >= 1, "--runs must be at least 1");
-    let gpu = Gpu::new()?;
+    let gpu = crate::common::bench_gpu()?;
     let n = 1usize << log2_n;
     let f = Foundation::new(&gpu)?;
     let (free, _) = gpu.memory_info()?;
