@@ -72,6 +72,9 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<()> {
     common::check_outputs(&[("--plot", &a.plot, Some("png")), ("--out", &a.out, None)])?;
+    if a.threads > 1024 {
+        bail!("--threads {}: give 0 (all cores), 1 (this thread) or up to 1024", a.threads);
+    }
     let Ok(seed) = u32::try_from(a.seed) else {
         bail!("--seed {}: the Minority Game's XSadd takes a 32-bit seed, 0..={}", a.seed, u32::MAX);
     };

@@ -5,7 +5,7 @@ use crate::plot::{Scale, Series, line_chart};
 use lockstep::histogram::{Atomics, CounterKind, Method, check_method};
 use lockstep::histogram as cpu;
 use lockstep::timing::time_gpu;
-use lockstep::{DeviceBuffer, Gpu};
+use lockstep::DeviceBuffer;
 use std::time::Instant;
 
 /// Best of CuPy `histogram` (CUB) and `torch.histc` on an H200, 2026-11-21 (issue #4), ms,
@@ -14,6 +14,7 @@ const PEERS_H200_MS: [f64; 8] = [0.376, 0.257, 0.121, 0.091, 0.211, 0.140, 0.134
 
 /// Options of `lockstep bench histogram`.
 #[derive(clap::Args)]
+#[command(allow_negative_numbers = true)]
 pub struct Args {
     /// Values (uniform f64 in [0, 1)).
     #[arg(long, default_value_t = 10_000_000)]

@@ -19,7 +19,10 @@ pub struct Args {
     suite: Suite,
 }
 
+use crate::nbody::KernelArg;
+
 #[derive(clap::Subcommand)]
+#[command(allow_negative_numbers = true)]
 enum Suite {
     /// Body–body interactions per second of one force evaluation (one RK4 stage), N = 4096 … 262144.
     Throughput {
@@ -27,8 +30,8 @@ enum Suite {
         #[arg(long, value_delimiter = ',', default_values_t = [4096usize, 16384, 65536, 262144])]
         n: Vec<usize>,
         /// Kernels: global, shared.
-        #[arg(long, value_delimiter = ',', default_values_t = ["shared".to_string()])]
-        kernel: Vec<String>,
+        #[arg(long, value_enum, value_delimiter = ',', default_value = "shared")]
+        kernel: Vec<KernelArg>,
         /// Threads per block = bodies per tile (512: the fastest of 128/256/512 for all four modes
         /// at N ≥ 65536 on an H200, bench/results/nbody-throughput.md).
         #[arg(long, default_value_t = 512)]
@@ -53,8 +56,8 @@ enum Suite {
         #[arg(long, default_value_t = 0.4)]
         cpu_budget: f64,
         /// GPU kernels: global, shared (both: about 3 minutes on an H200 with the default grid).
-        #[arg(long, value_delimiter = ',', default_values_t = ["shared".to_string()])]
-        kernel: Vec<String>,
+        #[arg(long, value_enum, value_delimiter = ',', default_value = "shared")]
+        kernel: Vec<KernelArg>,
         /// Append Markdown rows to this file.
         #[arg(long)]
         record: Option<PathBuf>,
@@ -102,15 +105,14 @@ fn peer(n: usize, prec: &str, mode: Mode) -> Option<f64> {
     Some(v)
 }
 
-fn methods(names: &[String]) -> anyhow::Result<Vec<Method>> {
-    names
+fn methods(names: &[KernelArg]) -> anyhow::Result<Vec<Method>> {
+    Ok(names
         .iter()
-        .map(|k| match k.as_str() {
-            "global" => Ok(Method::Global),
-            "shared" => Ok(Method::Shared),
-            other => anyhow::bail!("unknown kernel {other}: use global or shared"),
+        .map(|k| match k {
+            KernelArg::Global => Method::Global,
+            KernelArg::Shared => Method::Shared,
         })
-        .collect()
+        .collect())
 }
 
 fn stage_rate<T: NbodyFloat>(
@@ -130,7 +132,7 @@ fn stage_rate<T: NbodyFloat>(
 
 fn throughput(
     ns: &[usize],
-    kernels: &[String],
+    kernels: &[KernelArg],
     block: u32,
     runs: usize,
     record: Option<PathBuf>,

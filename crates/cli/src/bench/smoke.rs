@@ -2,10 +2,11 @@
 
 use lockstep::foundation::Foundation;
 use lockstep::timing::time_gpu;
-use lockstep::{DeviceBuffer, Gpu};
+use lockstep::DeviceBuffer;
 
 /// Options of `lockstep bench smoke`.
 #[derive(clap::Args)]
+#[command(allow_negative_numbers = true)]
 pub struct Args {
     /// log2 of the element count.
     #[arg(long, default_value_t = 28)]
