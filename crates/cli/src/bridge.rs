@@ -126,6 +126,9 @@ fn spec(args: &Args) -> Result<BridgeSpec> {
             (t, t_end)
         }
         None => {
+            if args.steps < 2 {
+                bail!("--steps {}: give at least 2 (N = steps − 1 interior times, at least one)", args.steps);
+            }
             check_in(prec, "--t-end", args.t_end)?;
             let n = args.steps - 1;
             ((1..=n).map(|i| args.t_end * i as f64 / args.steps as f64).collect(), args.t_end)

@@ -64,7 +64,14 @@ fn main() -> std::process::ExitCode {
         }
         Err(e) => {
             let text = e.render().to_string();
-            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("error: invalid command line");
+            // One line: the message, the accepted values and clap's tip, without the usage.
+            let parts: Vec<&str> = text
+                .lines()
+                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            let first = if parts.is_empty() { "error: invalid command line".to_string() } else { parts.join(" ") };
             let tip = match e.kind() {
                 clap::error::ErrorKind::InvalidSubcommand | clap::error::ErrorKind::MissingSubcommand
                 | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => " (see lockstep --help)",
