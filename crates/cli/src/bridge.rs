@@ -6,7 +6,9 @@
 use crate::common::{self, Device, Precision as Prec, Progress, check_in, read_numbers};
 use crate::plot::{Band, Series, fan_chart};
 use anyhow::{Result, bail};
-use lockstep::bridge::{self as cpu, BridgeSpec, Noise, Output, Plan, Precision, Source, bisection_order, forward_order};
+use lockstep::bridge::{
+    self as cpu, BridgeSpec, Noise, Output, Plan, Precision, Source, bisection_order, forward_order,
+};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -23,11 +25,7 @@ pub enum Order {
 
 fn keyword_or_file(s: &str, keywords: &str, what: &str) -> std::result::Result<PathBuf, String> {
     let p = PathBuf::from(s);
-    if p.is_file() {
-        Ok(p)
-    } else {
-        Err(format!("`{s}` is neither {keywords} nor an existing file ({what})"))
-    }
+    if p.is_file() { Ok(p) } else { Err(format!("`{s}` is neither {keywords} nor an existing file ({what})")) }
 }
 
 fn parse_order(s: &str) -> std::result::Result<Order, String> {
@@ -198,7 +196,8 @@ fn spec(args: &Args) -> Result<BridgeSpec> {
     let reach = x_max + 64.0 * (t_end * max_var).sqrt();
     let inc_reach = 64.0 * (max_var / min_gap).sqrt() + 2.0 * x_max / min_gap;
     let limit = prec.max() / 16.0;
-    if !(reach < limit) || (args.increments && !(inc_reach < limit)) {
+    let within = |v: f64| v.is_finite() && v < limit;
+    if !within(reach) || (args.increments && !within(inc_reach)) {
         bail!(
             "this problem's values would reach about {:e} in {}, beyond its range (largest {:e}); lower --t-end \
              (or the --times, --cov, --start values), or use --precision f64",
@@ -210,7 +209,11 @@ fn spec(args: &Args) -> Result<BridgeSpec> {
     Ok(BridgeSpec { t0: 0.0, times, t_end, order, start, noise })
 }
 
-fn run_typed<T: Precision + Into<f64> + npyz::AutoSerialize>(args: &Args, plan: &Plan, gpu: Option<lockstep::Gpu>) -> Result<()> {
+fn run_typed<T: Precision + Into<f64> + npyz::AutoSerialize>(
+    args: &Args,
+    plan: &Plan,
+    gpu: Option<lockstep::Gpu>,
+) -> Result<()> {
     let prec = args.precision;
     let rows = plan.rows();
     let paths = args.paths;
@@ -254,8 +257,7 @@ fn run_typed<T: Precision + Into<f64> + npyz::AutoSerialize>(args: &Args, plan: 
             let threads = rayon::current_num_threads();
             println!("generating {paths} paths on the CPU ({threads} threads, {})", T::NAME);
             let bar = Progress::new(paths as u64, "paths");
-            let out =
-                cpu::generate_par_with_progress(plan, source, paths, output, |done, _| bar.set(done as u64))?;
+            let out = cpu::generate_par_with_progress(plan, source, paths, output, |done, _| bar.set(done as u64))?;
             bar.finish();
             (out, format!("the CPU ({threads} threads)"))
         }
@@ -336,10 +338,9 @@ pub fn run(args: Args) -> Result<()> {
     let len = common::mul(&[rows, args.paths as u64]);
     let plan_bytes = common::mul(&[PLAN_BYTES_PER_STEP, interior + 1, d.max(1)]);
     let file_bytes = match &args.source {
-        SourceArg::File(f) => common::add(&[
-            std::fs::metadata(f).ok().map(|m| m.len()),
-            len.and_then(|l| l.checked_mul(8 + size)),
-        ]),
+        SourceArg::File(f) => {
+            common::add(&[std::fs::metadata(f).ok().map(|m| m.len()), len.and_then(|l| l.checked_mul(8 + size))])
+        }
         _ => Some(0),
     };
     let plot_bytes = if args.plot.is_some() { common::mul(&[16, args.paths as u64]) } else { Some(0) };

@@ -168,7 +168,11 @@ pub fn nonneg(s: &str) -> std::result::Result<f64, String> {
 /// Checks that `v` (from `what`) is finite in `precision`; the one rule for flags and files.
 pub fn check_in(precision: Precision, what: &str, v: f64) -> Result<()> {
     if !precision.holds(v) {
-        bail!("{what} = {v:e} is not finite in {}; give a value of magnitude below {:e}", precision.name(), precision.max());
+        bail!(
+            "{what} = {v:e} is not finite in {}; give a value of magnitude below {:e}",
+            precision.name(),
+            precision.max()
+        );
     }
     Ok(())
 }
@@ -249,7 +253,11 @@ pub fn host_available() -> Option<u64> {
 
 fn human(bytes: u64) -> String {
     const G: f64 = (1u64 << 30) as f64;
-    if bytes as f64 >= G / 10.0 { format!("{:.1} GiB", bytes as f64 / G) } else { format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64) }
+    if bytes as f64 >= G / 10.0 {
+        format!("{:.1} GiB", bytes as f64 / G)
+    } else {
+        format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64)
+    }
 }
 
 /// A byte count from checked arithmetic: `None` means it overflowed `u64`.
@@ -278,7 +286,8 @@ pub fn check_run_memory(gpu: Option<&Gpu>, host_need: Bytes, device_need: Bytes,
     check_memory("host", host_need, host_available(), lower)?;
     if let Some(g) = gpu {
         let (free, _) = g.memory_info().context("asking the GPU for its free memory")?;
-        let free = std::env::var("LOCKSTEP_MEM_AVAILABLE").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(free as u64);
+        let free =
+            std::env::var("LOCKSTEP_MEM_AVAILABLE").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(free as u64);
         check_memory("GPU", device_need, Some(free), lower)?;
     }
     Ok(())
@@ -326,7 +335,11 @@ impl Progress {
         if pos > self.bar.position() {
             self.bar.set_position(pos);
         }
-        if self.tty && !self.shown.load(Ordering::Relaxed) && self.start.elapsed().as_secs_f64() >= 1.0 && !self.shown.swap(true, Ordering::Relaxed) {
+        if self.tty
+            && !self.shown.load(Ordering::Relaxed)
+            && self.start.elapsed().as_secs_f64() >= 1.0
+            && !self.shown.swap(true, Ordering::Relaxed)
+        {
             self.bar.set_draw_target(ProgressDrawTarget::stderr());
         }
     }

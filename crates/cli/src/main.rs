@@ -73,7 +73,8 @@ fn main() -> std::process::ExitCode {
                 .collect();
             let first = if parts.is_empty() { "error: invalid command line".to_string() } else { parts.join(" ") };
             let tip = match e.kind() {
-                clap::error::ErrorKind::InvalidSubcommand | clap::error::ErrorKind::MissingSubcommand
+                clap::error::ErrorKind::InvalidSubcommand
+                | clap::error::ErrorKind::MissingSubcommand
                 | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => " (see lockstep --help)",
                 _ => " (see --help)",
             };

@@ -97,7 +97,11 @@ pub fn run(a: Args) -> Result<()> {
     };
     // Host: one game (CPU) or its results (GPU), the sums, the jump table.
     let per_step = common::mul(&[a.p as u64, 32]);
-    let host = if gpu.is_some() { common::add(&[per_step, Some(1 << 20)]) } else { common::add(&[Some(game), per_step, Some(1 << 20)]) };
+    let host = if gpu.is_some() {
+        common::add(&[per_step, Some(1 << 20)])
+    } else {
+        common::add(&[Some(game), per_step, Some(1 << 20)])
+    };
     common::check_run_memory(gpu.as_ref(), host, Some(game), "--n (or --s, --m)")?;
 
     let t0 = std::time::Instant::now();

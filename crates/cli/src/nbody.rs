@@ -2,12 +2,12 @@
 //! progress, report energy and momentum drift, optionally write the trajectory (`.npy`) and a
 //! plot of the relative energy error.
 
-use crate::plot::{Scale, Series, line_chart};
 use crate::common::{self, Device, Precision, Progress};
+use crate::plot::{Scale, Series, line_chart};
 use anyhow::{Context, Result, bail};
 use lockstep::Gpu;
-use lockstep::nbody::{MAX_BODIES, Method, Mode, Nbody, NbodyFloat, Params, System};
 use lockstep::nbody::{self as cpu, energy, init, momentum};
+use lockstep::nbody::{MAX_BODIES, Method, Mode, Nbody, NbodyFloat, Params, System};
 use std::path::{Path, PathBuf};
 
 /// `--mode`.

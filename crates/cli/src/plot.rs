@@ -61,9 +61,8 @@ pub fn line_chart(
         series.iter().map(|s| (s.name.clone(), s.points.iter().copied().filter(keep).collect())).collect();
     let (x0, x1) = range(clean.iter().flat_map(|s| s.1.iter().map(|p| p.0)), scale.log_x)
         .ok_or_else(|| anyhow!("nothing to plot: no finite points"))?;
-    let (y0, y1) =
-        range(clean.iter().flat_map(|s| s.1.iter().map(|p| p.1)), scale.log_y)
-            .ok_or_else(|| anyhow!("nothing to plot: no finite points"))?;
+    let (y0, y1) = range(clean.iter().flat_map(|s| s.1.iter().map(|p| p.1)), scale.log_y)
+        .ok_or_else(|| anyhow!("nothing to plot: no finite points"))?;
     let root = BitMapBackend::new(path, (1000, 600)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| anyhow!("plotting {}: {e}", path.display()))?;
     let mut builder = ChartBuilder::on(&root);
@@ -71,7 +70,12 @@ pub fn line_chart(
     macro_rules! draw {
         ($chart:expr) => {{
             let mut chart = $chart.map_err(|e| anyhow!("plotting {}: {e}", path.display()))?;
-            chart.configure_mesh().x_desc(x_label).y_desc(y_label).draw().map_err(|e| anyhow!("plotting {}: {e}", path.display()))?;
+            chart
+                .configure_mesh()
+                .x_desc(x_label)
+                .y_desc(y_label)
+                .draw()
+                .map_err(|e| anyhow!("plotting {}: {e}", path.display()))?;
             for (i, (name, pts)) in clean.iter().enumerate() {
                 let color = Palette99::pick(i).to_rgba();
                 chart
@@ -118,11 +122,20 @@ pub struct Band {
 
 /// Draws `bands` as shaded areas, then `lines` on top (thin grey lines for unnamed series, a
 /// thick labelled line for named ones) into a 1000×600 PNG at `path`.
-pub fn fan_chart(path: &Path, title: &str, x_label: &str, y_label: &str, bands: &[Band], lines: &[Series]) -> Result<()> {
+pub fn fan_chart(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    bands: &[Band],
+    lines: &[Series],
+) -> Result<()> {
     register_font();
     let finite = |p: &&(f64, f64)| p.0.is_finite() && p.1.is_finite();
-    let all = bands.iter().flat_map(|b| b.lo.iter().chain(&b.hi)).chain(lines.iter().flat_map(|s| &s.points)).filter(finite);
-    let (x0, x1) = range(all.clone().map(|p| p.0), false).ok_or_else(|| anyhow!("nothing to plot: no finite points"))?;
+    let all =
+        bands.iter().flat_map(|b| b.lo.iter().chain(&b.hi)).chain(lines.iter().flat_map(|s| &s.points)).filter(finite);
+    let (x0, x1) =
+        range(all.clone().map(|p| p.0), false).ok_or_else(|| anyhow!("nothing to plot: no finite points"))?;
     let (y0, y1) = range(all.map(|p| p.1), false).ok_or_else(|| anyhow!("nothing to plot: no finite points"))?;
     let root = BitMapBackend::new(path, (1000, 600)).into_drawing_area();
     let err = |e: &dyn std::fmt::Display| anyhow!("plotting {}: {e}", path.display());

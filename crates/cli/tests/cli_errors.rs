@@ -159,13 +159,15 @@ fn check(case: &Case) -> Result<String, String> {
 }
 
 fn has_gpu() -> bool {
-    Command::new(EXE).arg("info").output().map(|o| !String::from_utf8_lossy(&o.stdout).contains("no GPU:")).unwrap_or(false)
+    Command::new(EXE)
+        .arg("info")
+        .output()
+        .map(|o| !String::from_utf8_lossy(&o.stdout).contains("no GPU:"))
+        .unwrap_or(false)
 }
 
 fn cases(dir: &Path) -> Vec<Case> {
-    let w = |s: &str| -> PathBuf {
-        dir.join(s)
-    };
+    let w = |s: &str| -> PathBuf { dir.join(s) };
     let file = |name: &str, text: &str| -> String {
         let p = dir.join(name);
         std::fs::write(&p, text).expect("writing a test input");
@@ -180,28 +182,60 @@ fn cases(dir: &Path) -> Vec<Case> {
     // 1. sizes beyond memory: refused before any work, no abort.
     add("size beyond memory", &["bridge", "--paths", "4000000000"], Refused(mem));
     add("size beyond memory", &["bridge", "--steps", "2000000000"], Refused(mem));
-    add("size beyond memory", &["bridge", "--paths", "4000000000", "--steps", "4000000000", "--dims", "8"], Refused(mem));
+    add(
+        "size beyond memory",
+        &["bridge", "--paths", "4000000000", "--steps", "4000000000", "--dims", "8"],
+        Refused(mem),
+    );
     add("size beyond memory", &["nbody", "--n", "1000000000", "--device", "cpu"], Refused(mem));
     add("size beyond memory", &["mg", "--n", "99999999999", "--device", "cpu"], Refused(mem));
-    add("size beyond memory", &["mg", "--n", "9223372036854775807", "--groups", "1", "--device", "cpu"], Refused(&["--n"]));
+    add(
+        "size beyond memory",
+        &["mg", "--n", "9223372036854775807", "--groups", "1", "--device", "cpu"],
+        Refused(&["--n"]),
+    );
     add("size beyond memory", &["nbody", "--n", "2000000000"], Refused(&["--n"]));
     // 2. what used to exit 0 with bad or empty output.
-    let nan = file("nan.txt", &"0.1 NaN 0.3\n".repeat(1));
+    let nan = file("nan.txt", "0.1 NaN 0.3\n");
     let inf = file("inf.txt", "0.1 inf 0.2 0.3");
     let big = file("big.txt", "1e308 0 0 0");
-    add("bad output at exit 0", &["mg", "--first", "18446744073709551615", "--trials", "2", "--device", "cpu"], Refused(&["--first", "--trials"]));
+    add(
+        "bad output at exit 0",
+        &["mg", "--first", "18446744073709551615", "--trials", "2", "--device", "cpu"],
+        Refused(&["--first", "--trials"]),
+    );
     add("bad output at exit 0", &["bridge", "--t-end", "1e300", "--precision", "f32"], Refused(&["--t-end", "f32"]));
     add("bad output at exit 0", &["bridge", "--t-end", "1e39", "--precision", "f32"], Refused(&["--t-end", "f32"]));
     add("bad output at exit 0", &["bridge", "--start", "3e37", "--precision", "f32"], Refused(&["would reach", "f32"]));
-    add("bad output at exit 0", &["bridge", "--t-end", "1e70", "--increments", "--precision", "f64", "--steps", "4", "--paths", "3"], Runs);
+    add(
+        "bad output at exit 0",
+        &["bridge", "--t-end", "1e70", "--increments", "--precision", "f64", "--steps", "4", "--paths", "3"],
+        Runs,
+    );
     add("bad output at exit 0", &["bridge", "--paths", "0"], Refused(&["--paths"]));
-    add("bad output at exit 0", &["bridge", "--paths", "1", "--steps", "2", "--source", &nan], Refused(&["--source", "entry 2"]));
-    add("bad output at exit 0", &["bridge", "--paths", "1", "--steps", "2", "--source", &inf], Refused(&["--source", "entry 2"]));
-    add("bad output at exit 0", &["bridge", "--paths", "2", "--steps", "2", "--source", &big, "--precision", "f32"], Refused(&["--source", "entry 1", "f32"]));
+    add(
+        "bad output at exit 0",
+        &["bridge", "--paths", "1", "--steps", "2", "--source", &nan],
+        Refused(&["--source", "entry 2"]),
+    );
+    add(
+        "bad output at exit 0",
+        &["bridge", "--paths", "1", "--steps", "2", "--source", &inf],
+        Refused(&["--source", "entry 2"]),
+    );
+    add(
+        "bad output at exit 0",
+        &["bridge", "--paths", "2", "--steps", "2", "--source", &big, "--precision", "f32"],
+        Refused(&["--source", "entry 1", "f32"]),
+    );
     add("bad output at exit 0", &["bridge", "--cov", &nan, "--dims", "3"], Refused(&["--cov", "entry 2"]));
     add("bad output at exit 0", &["bridge", "--times", &inf], Refused(&["--times", "entry 2"]));
     let csv = file("bodies.csv", "0,0,0,0,0,0,1\n1e308,0,0,0,0,0,1\n");
-    add("bad output at exit 0", &["nbody", "--init", &csv, "--precision", "f32", "--device", "cpu"], Refused(&["--init", "body 2", "f32"]));
+    add(
+        "bad output at exit 0",
+        &["nbody", "--init", &csv, "--precision", "f32", "--device", "cpu"],
+        Refused(&["--init", "body 2", "f32"]),
+    );
     add("bad output at exit 0", &["nbody", "--g", "1e39", "--precision", "f32"], Refused(&["--g", "f32"]));
     // 3. errors that used to be unclear.
     let unwritable = "/nonexistent-lockstep-dir/x.png";
@@ -268,7 +302,11 @@ fn cases(dir: &Path) -> Vec<Case> {
     add("bad file", &["nbody", "--init", &csv_bad, "--device", "cpu"], Refused(&["--init", "line 1"]));
     // 7. runs that must succeed with finite output (small).
     add("runs", &["mg", "--n", "101", "--p", "20", "--trials", "2"], Runs);
-    add("runs", &["bridge", "--paths", "7", "--steps", "5", "--start", "-1", "2", "--increments", "--device", "cpu"], Runs);
+    add(
+        "runs",
+        &["bridge", "--paths", "7", "--steps", "5", "--start", "-1", "2", "--increments", "--device", "cpu"],
+        Runs,
+    );
     let times = file("times.txt", "0.1 0.15 0.7 2.5");
     let x = dir.join("x.npy");
     let y = dir.join("y.npy");
@@ -277,10 +315,22 @@ fn cases(dir: &Path) -> Vec<Case> {
     let png = dir.join("fan.png");
     v.push(Case {
         class: "runs",
-        args: ["bridge", "--paths", "50", "--times", &times, "--precision", "f64", "--out", &x.display().to_string(), "--plot", &png.display().to_string()]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
+        args: [
+            "bridge",
+            "--paths",
+            "50",
+            "--times",
+            &times,
+            "--precision",
+            "f64",
+            "--out",
+            &x.display().to_string(),
+            "--plot",
+            &png.display().to_string(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
         env: None,
         want: Runs,
         files: vec![x.clone(), png],
@@ -288,21 +338,42 @@ fn cases(dir: &Path) -> Vec<Case> {
     let normals = file("z.txt", "0.5 -1 0.25 2 -0.5 1.5");
     v.push(Case {
         class: "runs",
-        args: ["bridge", "--paths", "2", "--steps", "3", "--source", &normals, "--out", &y.display().to_string()].iter().map(|s| s.to_string()).collect(),
+        args: ["bridge", "--paths", "2", "--steps", "3", "--source", &normals, "--out", &y.display().to_string()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
         env: None,
         want: Runs,
         files: vec![y],
     });
     v.push(Case {
         class: "runs",
-        args: ["nbody", "--n", "32", "--steps", "5", "--device", "cpu", "--out", &nb.display().to_string()].iter().map(|s| s.to_string()).collect(),
+        args: ["nbody", "--n", "32", "--steps", "5", "--device", "cpu", "--out", &nb.display().to_string()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
         env: None,
         want: Runs,
         files: vec![nb],
     });
     v.push(Case {
         class: "runs",
-        args: ["mg", "--n", "11", "--p", "30", "--trials", "3", "--device", "cpu", "--out", &mgout.display().to_string()].iter().map(|s| s.to_string()).collect(),
+        args: [
+            "mg",
+            "--n",
+            "11",
+            "--p",
+            "30",
+            "--trials",
+            "3",
+            "--device",
+            "cpu",
+            "--out",
+            &mgout.display().to_string(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
         env: None,
         want: Runs,
         files: vec![mgout],
@@ -318,7 +389,17 @@ fn cases(dir: &Path) -> Vec<Case> {
     v.push(limited(&["bridge", "--paths", "2", "--steps", "40000"]));
     v.push(limited(&["bridge", "--paths", "100000"]));
     v.push(limited(&["nbody", "--n", "30000"]));
-    v.push(limited(&["nbody", "--n", "1000", "--steps", "1000", "--every", "1", "--out", &w("t.npy").display().to_string()]));
+    v.push(limited(&[
+        "nbody",
+        "--n",
+        "1000",
+        "--steps",
+        "1000",
+        "--every",
+        "1",
+        "--out",
+        &w("t.npy").display().to_string(),
+    ]));
     v.push(limited(&["mg", "--n", "100001"]));
     v
 }
@@ -330,13 +411,15 @@ fn every_bad_input_ends_cleanly() {
     let mut cases = cases(&dir);
     let gpu = has_gpu();
     if !gpu {
-        let mut nogpu = |args: &[&str]| cases.push(Case {
-            class: "no GPU",
-            args: args.iter().map(|s| s.to_string()).collect(),
-            env: None,
-            want: Want::Refused(&["no GPU"]),
-            files: vec![],
-        });
+        let mut nogpu = |args: &[&str]| {
+            cases.push(Case {
+                class: "no GPU",
+                args: args.iter().map(|s| s.to_string()).collect(),
+                env: None,
+                want: Want::Refused(&["no GPU"]),
+                files: vec![],
+            })
+        };
         nogpu(&["bench", "smoke"]);
         nogpu(&["bench", "bridge"]);
         nogpu(&["bench", "nbody", "throughput"]);

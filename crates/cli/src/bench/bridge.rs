@@ -4,8 +4,8 @@
 //! and all threads. Metric as in the paper: bytes of Z read + bytes of X written over the
 //! CUDA-event median.
 
-use lockstep::bridge::{Bridge, DevicePlan, DeviceSource, Variant};
 use lockstep::bridge::{self as cpu, BridgeSpec, Noise, Output, Plan, Precision, Source, forward_order};
+use lockstep::bridge::{Bridge, DevicePlan, DeviceSource, Variant};
 use lockstep::timing::time_gpu;
 use lockstep::{DeviceBuffer, Gpu};
 use std::time::Instant;

@@ -2,10 +2,10 @@
 //! atomics, aggregated atomics and the deterministic tree; MFLOPS as Himeno reports them, next
 //! to the bandwidth bound of the bytes each sweep must move.
 
+use lockstep::DeviceBuffer;
 use lockstep::himeno::Atomics;
 use lockstep::himeno::{self, HimenoProblem};
 use lockstep::timing::time_gpu;
-use lockstep::DeviceBuffer;
 use lockstep_shared::himeno::{BYTES_PER_POINT, FLOPS_PER_POINT, gosa_via, interior};
 use std::time::Instant;
 

@@ -2,10 +2,10 @@
 //! …, 10^7 equal bins) by every method, next to the read-once floor and the peers' times.
 
 use crate::plot::{Scale, Series, line_chart};
-use lockstep::histogram::{Atomics, CounterKind, Method, check_method};
-use lockstep::histogram as cpu;
-use lockstep::timing::time_gpu;
 use lockstep::DeviceBuffer;
+use lockstep::histogram as cpu;
+use lockstep::histogram::{Atomics, CounterKind, Method, check_method};
+use lockstep::timing::time_gpu;
 use std::time::Instant;
 
 /// Best of CuPy `histogram` (CUB) and `torch.histc` on an H200, 2026-11-21 (issue #4), ms,

@@ -2,10 +2,10 @@
 //! of issue #5. CUDA-event medians after warm-up; the GPU's name and the bound next to each
 //! figure; `--record FILE` appends Markdown rows.
 
-use lockstep::matmul::{MatElem, MatKernel, Matmul};
-use lockstep::nbody::{DeviceSystem, Method, Mode, Nbody, NbodyFloat, Params, System};
 use lockstep::matmul as mcpu;
+use lockstep::matmul::{MatElem, MatKernel, Matmul};
 use lockstep::nbody::{self as cpu, init};
+use lockstep::nbody::{DeviceSystem, Method, Mode, Nbody, NbodyFloat, Params, System};
 use lockstep::timing::time_gpu;
 use lockstep::{DeviceBuffer, Gpu};
 use lockstep_shared::matmul::MODEL_MAX_N_I32;

@@ -1,8 +1,8 @@
 //! `lockstep bench smoke`: saxpy f32 at 2^28 elements next to a device-to-device copy.
 
+use lockstep::DeviceBuffer;
 use lockstep::foundation::Foundation;
 use lockstep::timing::time_gpu;
-use lockstep::DeviceBuffer;
 
 /// Options of `lockstep bench smoke`.
 #[derive(clap::Args)]
