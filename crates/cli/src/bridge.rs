@@ -1,212 +1,357 @@
 //! `lockstep bridge`: generate Brownian bridge paths (or scaled increments) on the GPU, or on
-//! the CPU when there is none (or with `--cpu`), write them as `.npy` (shape `(N+1, d, paths)`,
-//! the `[step][dim][path]` layout) and plot a few paths with a fan of quantiles.
+//! the CPU (`--device cpu`, or `auto` without a GPU), write them as `.npy` (shape
+//! `(N+1, d, paths)`, the `[step][dim][path]` layout) and plot the fan: a shaded quantile band
+//! with sample paths on top.
 
-use crate::plot::{Scale, Series, line_chart};
-use lockstep::Gpu;
-use lockstep::bridge::Bridge;
-use lockstep::bridge::{self as cpu, BridgeSpec, Noise, Output, Plan, Precision, Source, forward_order};
+use crate::common::{self, Device, Precision as Prec, Progress, check_in, read_numbers};
+use crate::plot::{Band, Series, fan_chart};
+use anyhow::{Result, bail};
+use lockstep::bridge::{
+    self as cpu, BridgeSpec, Noise, Output, Plan, Precision, Source, bisection_order, forward_order,
+};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+/// `--order`: a keyword or a file of time indices.
+#[derive(Clone, Debug)]
+pub enum Order {
+    /// Breadth-first bisection (the paper's eq. 3).
+    Bisection,
+    /// 1, 2, …, N.
+    Forward,
+    /// A file of the 1-based time indices 1..=N in construction order.
+    File(PathBuf),
+}
+
+fn keyword_or_file(s: &str, keywords: &str, what: &str) -> std::result::Result<PathBuf, String> {
+    let p = PathBuf::from(s);
+    if p.is_file() { Ok(p) } else { Err(format!("`{s}` is neither {keywords} nor an existing file ({what})")) }
+}
+
+fn parse_order(s: &str) -> std::result::Result<Order, String> {
+    match s {
+        "bisection" => Ok(Order::Bisection),
+        "forward" => Ok(Order::Forward),
+        _ => keyword_or_file(s, "bisection, forward", "of time indices 1..=N").map(Order::File),
+    }
+}
+
+/// `--source`: a generator or a file of normals.
+#[derive(Clone, Debug)]
+pub enum SourceArg {
+    /// Philox4x32-10 keyed by `--seed`.
+    Philox,
+    /// Sobol (Joe–Kuo); `--seed` is the index of path 0's point.
+    Sobol,
+    /// A file of (N+1)·d·paths normals, `[row][path]`.
+    File(PathBuf),
+}
+
+fn parse_source(s: &str) -> std::result::Result<SourceArg, String> {
+    match s {
+        "philox" => Ok(SourceArg::Philox),
+        "sobol" => Ok(SourceArg::Sobol),
+        _ => keyword_or_file(s, "philox, sobol", "of normals").map(SourceArg::File),
+    }
+}
+
 /// Options of `lockstep bridge`.
 #[derive(clap::Args)]
+#[command(allow_negative_numbers = true)]
 pub struct Args {
-    /// Paths to generate.
-    #[arg(long, default_value_t = 10_000)]
+    /// Paths to generate (≥ 1).
+    #[arg(long, default_value = "10000", value_parser = common::count)]
     paths: usize,
-    /// Time steps (N + 1): equal steps of [0, T].
-    #[arg(long, default_value_t = 64)]
+    /// Equal time steps of [0, T] (N + 1 of them: N interior times and T).
+    #[arg(long, default_value = "64", value_parser = common::count, conflicts_with = "times")]
     steps: usize,
-    /// End time T.
-    #[arg(long, default_value_t = 1.0)]
+    /// End time T of the equal steps (> 0).
+    #[arg(long, default_value = "1", value_parser = common::positive, conflicts_with = "times")]
     t_end: f64,
+    /// A file of increasing times t1 < … < tN < T (whitespace-separated; the last is T),
+    /// instead of --steps/--t-end. The start time is 0.
+    #[arg(long)]
+    times: Option<PathBuf>,
+    /// Start value x0, one number per dimension (default 0 in each of --dims).
+    #[arg(long, num_args = 1.., value_parser = common::finite)]
+    start: Vec<f64>,
     /// `bisection`, `forward`, or a file of the 1-based time indices 1..=N in construction order.
-    #[arg(long, default_value = "bisection")]
-    order: String,
-    /// Dimension d.
-    #[arg(long, default_value_t = 1)]
-    dims: usize,
+    #[arg(long, default_value = "bisection", value_parser = parse_order)]
+    order: Order,
+    /// Dimension d (1..=8); taken from --start when given.
+    #[arg(long, value_parser = common::count)]
+    dims: Option<usize>,
     /// A file with the d×d covariance Σ (row-major, whitespace-separated); identity if absent.
     #[arg(long)]
     cov: Option<PathBuf>,
-    /// `f32` or `f64`.
-    #[arg(long, default_value = "f32")]
-    precision: String,
+    /// Precision.
+    #[arg(long, value_enum, default_value = "f32")]
+    precision: Prec,
     /// `philox`, `sobol`, or a file of (N+1)·d·paths normals (`[row][path]`, whitespace-separated).
-    #[arg(long, default_value = "philox")]
-    source: String,
+    #[arg(long, default_value = "philox", value_parser = parse_source)]
+    source: SourceArg,
     /// Write scaled increments instead of points.
     #[arg(long)]
     increments: bool,
-    /// Philox seed (Sobol: index of path 0's point).
-    #[arg(long, default_value_t = 1)]
+    /// Seed: Philox key; with --source sobol, the index of path 0's point (< 2^32).
+    #[arg(long, default_value = "1", value_parser = common::u64_any)]
     seed: u64,
-    /// Generate on the CPU (rayon) even when a GPU is present.
-    #[arg(long)]
-    cpu: bool,
+    /// Where to run.
+    #[arg(long, value_enum, default_value = "auto")]
+    device: Device,
     /// Write the result here as .npy.
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Plot a few paths (dimension 0) and the 5/25/50/75/95% quantiles to this PNG.
+    /// Plot the fan (5–95% and 25–75% bands, the median, 20 paths on top; dimension 0) to this PNG.
     #[arg(long)]
     plot: Option<PathBuf>,
 }
 
-fn numbers(path: &Path) -> anyhow::Result<Vec<f64>> {
-    let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
-    text.split_whitespace()
-        .enumerate()
-        .map(|(i, w)| w.parse::<f64>().map_err(|e| anyhow::anyhow!("{}: entry {i} `{w}`: {e}", path.display())))
-        .collect()
-}
+/// Bytes of the plan per interior time (strategy steps, both precisions' tables, the grid and
+/// order; measured ≈ 170 B, with margin).
+const PLAN_BYTES_PER_STEP: u64 = 320;
 
-fn spec(args: &Args) -> anyhow::Result<BridgeSpec> {
-    anyhow::ensure!(args.steps >= 1, "--steps must be at least 1");
-    let n = args.steps - 1;
-    let mut s = BridgeSpec::standard(args.steps);
-    s.times = (1..=n).map(|i| args.t_end * i as f64 / args.steps as f64).collect();
-    s.t_end = args.t_end;
-    s.order = match args.order.as_str() {
-        "bisection" => s.order,
-        "forward" => forward_order(n),
-        file => numbers(Path::new(file))?
-            .into_iter()
-            .map(|v| {
-                anyhow::ensure!(v.fract() == 0.0 && v >= 0.0, "order entries are 1-based integers, not {v}");
-                Ok(v as usize)
-            })
-            .collect::<anyhow::Result<_>>()?,
-    };
-    let d = args.dims;
-    s.start = vec![0.0; d];
-    s.noise = match &args.cov {
-        Some(f) => Noise::Covariance(numbers(f)?),
-        None => Noise::Cholesky((0..d * d).map(|i| if i / d.max(1) == i % d.max(1) { 1.0 } else { 0.0 }).collect()),
-    };
-    Ok(s)
-}
-
-fn write_npy<T: Precision + LeBytes>(path: &Path, data: &[T], shape: [usize; 3]) -> anyhow::Result<()> {
-    let descr = if T::NAME == "f32" { "<f4" } else { "<f8" };
-    let mut header = format!(
-        "{{'descr': '{descr}', 'fortran_order': False, 'shape': ({}, {}, {}), }}",
-        shape[0], shape[1], shape[2]
-    );
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut bytes = Vec::with_capacity(10 + header.len() + std::mem::size_of_val(data));
-    bytes.extend_from_slice(b"\x93NUMPY\x01\x00");
-    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    bytes.extend_from_slice(header.as_bytes());
-    for v in data {
-        bytes.extend_from_slice(&T::to_le(*v));
-    }
-    std::fs::write(path, bytes).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
-}
-
-trait LeBytes: Sized {
-    fn to_le(self) -> Vec<u8>;
-}
-
-impl LeBytes for f32 {
-    fn to_le(self) -> Vec<u8> {
-        self.to_le_bytes().to_vec()
-    }
-}
-
-impl LeBytes for f64 {
-    fn to_le(self) -> Vec<u8> {
-        self.to_le_bytes().to_vec()
-    }
-}
-
-fn run_typed<T: Precision + LeBytes + Into<f64>>(args: &Args, plan: &Plan) -> anyhow::Result<()> {
-    let file_z: Option<Vec<T>> = match args.source.as_str() {
-        "philox" | "sobol" => None,
-        f => Some(numbers(Path::new(f))?.into_iter().map(T::from_f64).collect()),
-    };
-    let source = match (args.source.as_str(), &file_z) {
-        ("philox", _) => Source::Philox { seed: args.seed },
-        ("sobol", _) => Source::Sobol { offset: u32::try_from(args.seed).unwrap_or(u32::MAX) },
-        (_, Some(z)) => Source::Buffer(&z[..]),
-        _ => anyhow::bail!("--source must be philox, sobol or a file"),
-    };
-    let output = if args.increments { Output::Increments } else { Output::Paths };
-    let gpu = if args.cpu { None } else { Gpu::new().ok() };
-    let t = Instant::now();
-    let data = match &gpu {
-        Some(g) => {
-            println!("generating {} paths on {} ({})", args.paths, g.name(), T::NAME);
-            Bridge::new(g)?.generate(plan, source, args.paths, output)?
+/// The problem: times, order, start, noise; every value checked in the run's precision.
+fn spec(args: &Args) -> Result<BridgeSpec> {
+    let prec = args.precision;
+    let (times, t_end) = match &args.times {
+        Some(f) => {
+            let mut t = read_numbers(f, "--times", prec)?;
+            if t.len() < 2 {
+                bail!("--times {}: {} times; give at least two (t1 < … < tN < T, the last is T)", f.display(), t.len());
+            }
+            let t_end = t.pop().unwrap_or(1.0);
+            (t, t_end)
         }
         None => {
-            println!(
-                "generating {} paths on the CPU ({} threads, {})…",
-                args.paths,
-                rayon::current_num_threads(),
-                T::NAME
-            );
-            let last = std::sync::atomic::AtomicUsize::new(0);
-            let out = cpu::generate_par_with_progress(plan, source, args.paths, output, |done, total| {
-                // A one-line progress bar on stderr, redrawn at each new percent.
-                let pct = done * 100 / total.max(1);
-                if last.fetch_max(pct, std::sync::atomic::Ordering::Relaxed) < pct {
-                    use std::io::Write;
-                    let bar = "#".repeat(pct / 2) + &" ".repeat(50 - pct / 2);
-                    let _ = write!(std::io::stderr(), "\r[{bar}] {pct:3}% ({done} of {total} paths)");
-                }
-            })?;
-            eprintln!();
-            out
+            if args.steps < 2 {
+                bail!("--steps {}: give at least 2 (N = steps − 1 interior times, at least one)", args.steps);
+            }
+            check_in(prec, "--t-end", args.t_end)?;
+            let n = args.steps - 1;
+            ((1..=n).map(|i| args.t_end * i as f64 / args.steps as f64).collect(), args.t_end)
         }
     };
+    let n = times.len();
+    // Times must stay increasing once rounded to the precision (the weights divide by their gaps).
+    let round = |t: f64| if prec == Prec::F32 { t as f32 as f64 } else { t };
+    let grid: Vec<f64> = std::iter::once(0.0).chain(times.iter().copied()).chain([t_end]).collect();
+    for g in 1..grid.len() {
+        if round(grid[g]) <= round(grid[g - 1]) {
+            let what = if args.times.is_some() { "--times: entry" } else { "--steps/--t-end: time" };
+            bail!(
+                "{what} {g} = {:e} is not after the time before it ({:e}) in {}; times must increase from 0 \
+                 (refine less, or use --precision f64)",
+                grid[g],
+                grid[g - 1],
+                prec.name()
+            );
+        }
+    }
+    let order = match &args.order {
+        Order::Bisection => bisection_order(n),
+        Order::Forward => forward_order(n),
+        Order::File(f) => read_numbers(f, "--order", Prec::F64)?
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| {
+                if v.fract() != 0.0 || !(1.0..=n as f64).contains(&v) {
+                    bail!("--order {}: entry {} is {v}; entries are time indices 1..={n}", f.display(), i + 1);
+                }
+                Ok(v as usize)
+            })
+            .collect::<Result<_>>()?,
+    };
+    let d = match (args.start.len(), args.dims) {
+        (0, d) => d.unwrap_or(1),
+        (k, None) => k,
+        (k, Some(d)) if k == d => d,
+        (k, Some(d)) => bail!("--start has {k} values but --dims is {d}; give one start value per dimension"),
+    };
+    if d > 8 {
+        bail!("--dims {d}: at most 8 dimensions are supported");
+    }
+    let start = if args.start.is_empty() { vec![0.0; d] } else { args.start.clone() };
+    for (k, &x) in start.iter().enumerate() {
+        check_in(prec, &format!("--start value {}", k + 1), x)?;
+    }
+    let noise = match &args.cov {
+        Some(f) => {
+            let c = read_numbers(f, "--cov", prec)?;
+            if c.len() != d * d {
+                bail!("--cov {}: {} numbers; a {d}×{d} covariance needs {}", f.display(), c.len(), d * d);
+            }
+            Noise::Covariance(c)
+        }
+        None => Noise::Cholesky((0..d * d).map(|i| if i / d == i % d { 1.0 } else { 0.0 }).collect()),
+    };
+    // The problem's scale in the precision: paths reach a few standard deviations from x0 (we
+    // allow 64), increments divide by the smallest gap; both must stay well inside the range.
+    let max_var = match &noise {
+        Noise::Covariance(c) => (0..d).map(|i| c[i * d + i].abs()).fold(0.0, f64::max),
+        Noise::Cholesky(_) => 1.0,
+    };
+    let x_max = start.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let min_gap = grid.windows(2).map(|w| round(w[1]) - round(w[0])).fold(f64::INFINITY, f64::min);
+    let reach = x_max + 64.0 * (t_end * max_var).sqrt();
+    let inc_reach = 64.0 * (max_var / min_gap).sqrt() + 2.0 * x_max / min_gap;
+    let limit = prec.max() / 16.0;
+    let within = |v: f64| v.is_finite() && v < limit;
+    if !within(reach) || (args.increments && !within(inc_reach)) {
+        bail!(
+            "this problem's values would reach about {:e} in {}, beyond its range (largest {:e}); lower --t-end \
+             (or the --times, --cov, --start values), or use --precision f64",
+            if args.increments { reach.max(inc_reach) } else { reach },
+            prec.name(),
+            prec.max()
+        );
+    }
+    Ok(BridgeSpec { t0: 0.0, times, t_end, order, start, noise })
+}
+
+fn run_typed<T: Precision + Into<f64> + npyz::AutoSerialize>(
+    args: &Args,
+    plan: &Plan,
+    gpu: Option<lockstep::Gpu>,
+) -> Result<()> {
+    let prec = args.precision;
+    let rows = plan.rows();
+    let paths = args.paths;
+    let Some(len) = rows.checked_mul(paths) else {
+        bail!("(N+1)·d·paths = {rows}·{paths} values do not fit in memory; lower --paths or --steps");
+    };
+    let file_z: Option<Vec<T>> = match &args.source {
+        SourceArg::File(f) => {
+            let z = read_numbers(f, "--source", prec)?;
+            if z.len() != len {
+                bail!(
+                    "--source {}: {} normals; this run needs (N+1)·d·paths = {rows}·{paths} = {len} ([row][path])",
+                    f.display(),
+                    z.len()
+                );
+            }
+            Some(z.into_iter().map(T::from_f64).collect())
+        }
+        _ => None,
+    };
+    let source = match (&args.source, &file_z) {
+        (SourceArg::Philox, _) => Source::Philox { seed: args.seed },
+        (SourceArg::Sobol, _) => {
+            let Ok(offset) = u32::try_from(args.seed) else {
+                bail!("--seed {} with --source sobol is the index of path 0's point; give 0..={}", args.seed, u32::MAX);
+            };
+            Source::Sobol { offset }
+        }
+        (SourceArg::File(_), Some(z)) => Source::Buffer(&z[..]),
+        (SourceArg::File(_), None) => bail!("--source: no normals read"),
+    };
+    cpu::check_generation(plan, &source, paths)?;
+    let output = if args.increments { Output::Increments } else { Output::Paths };
+    let t = Instant::now();
+    let (data, place) = match &gpu {
+        Some(g) => {
+            println!("generating {paths} paths on {} ({})", g.name(), T::NAME);
+            (lockstep::bridge::generate(lockstep::Backend::Gpu(g), plan, source, paths, output)?, g.name().to_string())
+        }
+        None => {
+            let threads = rayon::current_num_threads();
+            println!("generating {paths} paths on the CPU ({threads} threads, {})", T::NAME);
+            let bar = Progress::new(paths as u64, "paths");
+            let out = cpu::generate_par_with_progress(plan, source, paths, output, |done, _| bar.set(done as u64))?;
+            bar.finish();
+            (out, format!("the CPU ({threads} threads)"))
+        }
+    };
+    let bad = data.iter().filter(|v| !Into::<f64>::into(**v).is_finite()).count();
+    if bad > 0 {
+        bail!(
+            "{bad} of {} values are not finite in {}; nothing written (lower --t-end or the --cov/--start values, \
+             or use --precision f64)",
+            data.len(),
+            T::NAME
+        );
+    }
+    let d = plan.dims();
+    let what = if args.increments { "increments" } else { "path values" };
     println!(
-        "{} values in {:.3} s; strategy stack {} slots",
+        "{} {what} ({rows} rows × {paths} paths, {}) on {place} in {:.3} s; strategy stack {} slots",
         data.len(),
+        T::NAME,
         t.elapsed().as_secs_f64(),
         plan.stack_slots()
     );
-    let (rows, d, paths) = (plan.steps(), plan.dims(), args.paths);
     if let Some(out) = &args.out {
-        write_npy(out, &data, [rows, d, paths])?;
-        println!("wrote {} (shape ({rows}, {d}, {paths}))", out.display());
+        crate::npy::write(out, &[plan.steps(), d, paths], data.iter().copied())?;
+        println!("wrote {} (shape ({}, {d}, {paths}), {})", out.display(), plan.steps(), T::NAME);
     }
     if let Some(png) = &args.plot {
-        let grid = plan.grid();
-        let at = |g: usize, p: usize| -> f64 { data[(g * d) * paths + p].into() };
-        let mut series: Vec<Series> = (0..paths.min(5))
-            .map(|p| Series {
-                name: format!("path {p}"),
-                points: std::iter::once((grid[0], if args.increments { f64::NAN } else { 0.0 }))
-                    .chain((0..rows).map(|g| (grid[g + 1], at(g, p))))
-                    .collect(),
-            })
-            .collect();
-        for q in [0.05, 0.25, 0.5, 0.75, 0.95] {
-            let points = (0..rows)
-                .map(|g| {
-                    let mut v: Vec<f64> = (0..paths).map(|p| at(g, p)).collect();
-                    v.sort_by(f64::total_cmp);
-                    (grid[g + 1], v[((v.len() - 1) as f64 * q).round() as usize])
-                })
-                .collect();
-            series.push(Series { name: format!("{:.0}% quantile", q * 100.0), points });
-        }
-        let what = if args.increments { "scaled increment" } else { "X_t (dimension 0)" };
-        line_chart(png, "Brownian bridge: sample paths and quantiles", "t", what, &series, Scale::default())?;
+        plot(args, plan, png, |g, p| data[(g * d) * paths + p].into())?;
         println!("plotted {}", png.display());
     }
     Ok(())
 }
 
-pub fn run(args: Args) -> anyhow::Result<()> {
+/// The fan of dimension 0: bands of the 5–95% and 25–75% quantiles, the median, and up to 20
+/// sample paths drawn on top.
+fn plot(args: &Args, plan: &Plan, png: &Path, at: impl Fn(usize, usize) -> f64) -> Result<()> {
+    let grid = plan.grid();
+    let (steps, paths) = (plan.steps(), args.paths);
+    let x0 = plan.tables::<f64>().start[0];
+    let first = if args.increments { None } else { Some((grid[0], x0)) };
+    let mut q: [Vec<(f64, f64)>; 5] = Default::default();
+    for g in 0..steps {
+        let mut v: Vec<f64> = (0..paths).map(|p| at(g, p)).collect();
+        v.sort_by(f64::total_cmp);
+        for (k, f) in [0.05, 0.25, 0.5, 0.75, 0.95].into_iter().enumerate() {
+            q[k].push((grid[g + 1], v[((v.len() - 1) as f64 * f).round() as usize]));
+        }
+    }
+    if let Some(p0) = first {
+        q.iter_mut().for_each(|s| s.insert(0, p0));
+    }
+    let bands = [
+        Band { name: "5–95%".into(), lo: q[0].clone(), hi: q[4].clone(), opacity: 0.18 },
+        Band { name: "25–75%".into(), lo: q[1].clone(), hi: q[3].clone(), opacity: 0.35 },
+    ];
+    let mut lines: Vec<Series> = (0..paths.min(20))
+        .map(|p| Series {
+            name: String::new(),
+            points: first.into_iter().chain((0..steps).map(|g| (grid[g + 1], at(g, p)))).collect(),
+        })
+        .collect();
+    lines.push(Series { name: "median".into(), points: q[2].clone() });
+    let what = if args.increments { "scaled increment (dimension 0)" } else { "X_t (dimension 0)" };
+    let title = format!("Brownian bridge: {paths} paths, quantile fan and {} sample paths", paths.min(20));
+    fan_chart(png, &title, "t", what, &bands, &lines)
+}
+
+pub fn run(args: Args) -> Result<()> {
+    common::check_outputs(&[("--out", &args.out, Some("npy")), ("--plot", &args.plot, Some("png"))])?;
+    let size = args.precision.bytes();
+    // The sizes of the run, from the flags alone, before any of it is allocated.
+    let interior = match &args.times {
+        Some(f) => std::fs::metadata(f).map(|m| m.len() / 2).unwrap_or(0),
+        None => args.steps as u64 - 1,
+    };
+    let d = args.start.len().max(args.dims.unwrap_or(1)) as u64;
+    let rows = (interior + 1).saturating_mul(d);
+    let len = common::mul(&[rows, args.paths as u64]);
+    let plan_bytes = common::mul(&[PLAN_BYTES_PER_STEP, interior + 1, d.max(1)]);
+    let file_bytes = match &args.source {
+        SourceArg::File(f) => {
+            common::add(&[std::fs::metadata(f).ok().map(|m| m.len()), len.and_then(|l| l.checked_mul(8 + size))])
+        }
+        _ => Some(0),
+    };
+    let plot_bytes = if args.plot.is_some() { common::mul(&[16, args.paths as u64]) } else { Some(0) };
+    let gpu = common::pick(args.device)?;
+    let out_bytes = len.and_then(|l| l.checked_mul(size));
+    let host = common::add(&[plan_bytes, file_bytes, plot_bytes, out_bytes, out_bytes]);
+    let device = common::add(&[plan_bytes, out_bytes, out_bytes, out_bytes]);
+    common::check_run_memory(gpu.as_ref(), host, device, "--paths or --steps (or the --times file)")?;
     let plan = Plan::new(&spec(&args)?)?;
-    match args.precision.as_str() {
-        "f32" => run_typed::<f32>(&args, &plan),
-        "f64" => run_typed::<f64>(&args, &plan),
-        other => anyhow::bail!("--precision must be f32 or f64, not {other}"),
+    match args.precision {
+        Prec::F32 => run_typed::<f32>(&args, &plan, gpu),
+        Prec::F64 => run_typed::<f64>(&args, &plan, gpu),
     }
 }

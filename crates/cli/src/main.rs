@@ -13,10 +13,11 @@
 
 mod bench;
 mod bridge;
+mod common;
 mod demo;
 mod mg;
 mod nbody;
-#[allow(dead_code)] // used by the families' --plot options as they land
+mod npy;
 mod plot;
 
 use clap::{Parser, Subcommand};
@@ -51,8 +52,47 @@ enum Command {
     Bridge(bridge::Args),
 }
 
-fn main() -> anyhow::Result<()> {
-    match Cli::parse().command {
+/// Parses the command line and runs it. Every error is one line on stderr (`error: …`, the
+/// causes joined with `: `) and exit status 1 (2 for a command line clap refuses).
+fn main() -> std::process::ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help, --version
+            let _ = e.print();
+            return std::process::ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            let text = e.render().to_string();
+            // One line: the message, the accepted values and clap's tip, without the usage.
+            let parts: Vec<&str> = text
+                .lines()
+                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            let first = if parts.is_empty() { "error: invalid command line".to_string() } else { parts.join(" ") };
+            let tip = match e.kind() {
+                clap::error::ErrorKind::InvalidSubcommand
+                | clap::error::ErrorKind::MissingSubcommand
+                | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => " (see lockstep --help)",
+                _ => " (see --help)",
+            };
+            eprintln!("{first}{tip}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    match run(cli) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {}", format!("{e:#}").replace('\n', " "));
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
         Command::Demo { n } => demo::run(n),
         Command::Bench { which } => bench::run(which),
         Command::Mg(args) => mg::run(args),

@@ -1,82 +1,132 @@
-//! `lockstep mg`: plays Minority Games in any model and reports (and plots) the winner ratio
-//! averaged over trials against the step (the paper's Fig. 1).
+//! `lockstep mg`: plays Minority Games on the GPU (any GPU model) or the CPU twin, and reports,
+//! plots (`--plot`) and writes (`--out`) the winner ratio averaged over trials against the step
+//! (the paper's Fig. 1).
 
+use crate::common::{self, Device, Progress};
 use crate::plot::{Scale, Series, line_chart};
+use anyhow::{Result, bail};
 use lockstep::mg::{Distributed, Mg};
-use lockstep::mg::{play, validate, winner_ratio};
+use lockstep::mg::{game_bytes, play, trial_end, validate, winner_ratio};
+use std::io::Write;
+use std::path::PathBuf;
 
-/// Which model plays.
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+/// Which GPU model plays (the CPU twin gives the same bits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Model {
-    /// CPU, one thread.
-    Cpu,
-    /// CPU, rayon (trials in sequence, groups in parallel).
-    CpuPar,
-    /// GPU, one game per block.
+    /// One game per block.
     Standalone,
-    /// GPU, one launch per step.
+    /// One game over the GPU, one launch per step.
     Step,
-    /// GPU, one persistent kernel with a grid barrier (co-resident grid).
+    /// One game over the GPU, one persistent kernel with a grid barrier (co-resident grid).
     GridSync,
 }
 
 /// Options of `lockstep mg`.
 #[derive(clap::Args)]
+#[command(allow_negative_numbers = true)]
 pub struct Args {
-    /// Agents (odd).
-    #[arg(long, default_value_t = 10_001)]
+    /// Agents (odd, < 2^63).
+    #[arg(long, default_value = "10001", value_parser = common::u64_pos)]
     n: u64,
-    /// Memory (history length).
-    #[arg(long, default_value_t = 5)]
+    /// Memory (history length, 1..=16).
+    #[arg(long, default_value = "5", value_parser = common::u32_pos)]
     m: u32,
-    /// Strategy tables per agent.
-    #[arg(long, default_value_t = 2)]
+    /// Strategy tables per agent (1..=16).
+    #[arg(long, default_value = "2", value_parser = common::u32_pos)]
     s: u32,
-    /// Steps.
-    #[arg(long, default_value_t = 512)]
+    /// Steps (1..=2^24).
+    #[arg(long, default_value = "512", value_parser = common::u32_pos)]
     p: u32,
-    /// Groups (one generator each; 1 ≤ groups ≤ n). Part of the result's identity.
-    #[arg(long, default_value_t = 1024)]
-    groups: u64,
+    /// Groups (one generator each; 1 ≤ groups ≤ n; default min(1024, n)). Part of the result's identity.
+    #[arg(long, value_parser = common::u64_pos)]
+    groups: Option<u64>,
     /// Trials (games) to average.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value = "100", value_parser = common::u64_pos)]
     trials: u64,
-    /// First trial number.
-    #[arg(long, default_value_t = 0)]
+    /// First trial number (first + trials ≤ 2^64 − 1).
+    #[arg(long, default_value = "0", value_parser = common::u64_any)]
     first: u64,
-    /// Seed of XSadd.
-    #[arg(long, default_value_t = 2026)]
-    seed: u32,
-    /// Model.
+    /// Seed of XSadd (0..=4294967295).
+    #[arg(long, default_value = "2026", value_parser = common::u64_any)]
+    seed: u64,
+    /// Where to run.
+    #[arg(long, value_enum, default_value = "auto")]
+    device: Device,
+    /// GPU model.
     #[arg(long, value_enum, default_value = "standalone")]
     model: Model,
+    /// CPU threads (0: all; 1: this thread alone). Same bits with any count.
+    #[arg(long, default_value = "0", value_parser = common::u64_any)]
+    threads: u64,
     /// Threads per block (GPU models).
-    #[arg(long, default_value_t = 128)]
+    #[arg(long, default_value = "128", value_parser = common::u32_pos)]
     block: u32,
     /// Write the averaged winner ratio against the step as a PNG chart.
     #[arg(long)]
-    plot: Option<std::path::PathBuf>,
+    plot: Option<PathBuf>,
+    /// Write the whole averaged series (step, winners summed over trials, winner ratio) and the
+    /// checksum as CSV.
+    #[arg(long)]
+    out: Option<PathBuf>,
 }
 
-pub fn run(a: Args) -> anyhow::Result<()> {
-    let params = validate(a.n, a.m, a.s, a.p, a.groups)?;
-    anyhow::ensure!(a.trials >= 1, "--trials must be at least 1");
+pub fn run(a: Args) -> Result<()> {
+    common::check_outputs(&[("--plot", &a.plot, Some("png")), ("--out", &a.out, None)])?;
+    if a.threads > 1024 {
+        bail!("--threads {}: give 0 (all cores), 1 (this thread) or up to 1024", a.threads);
+    }
+    let Ok(seed) = u32::try_from(a.seed) else {
+        bail!("--seed {}: the Minority Game's XSadd takes a 32-bit seed, 0..={}", a.seed, u32::MAX);
+    };
+    let groups = a.groups.unwrap_or(a.n.min(1024));
+    if groups > a.n {
+        bail!("--groups {groups} is more than --n {}: every group needs an agent; give 1..={}", a.n, a.n);
+    }
+    if trial_end(a.first, a.trials).is_err() {
+        bail!(
+            "--first {} + --trials {} passes the last trial number {}; lower --first or --trials",
+            a.first,
+            a.trials,
+            u64::MAX
+        );
+    }
+    let params = validate(a.n, a.m, a.s, a.p, groups)?;
+    let gpu = common::pick(a.device)?;
+    let Some(game) = game_bytes(&params) else {
+        bail!("--n {}: the game's memory passes 2^64 bytes; lower --n", a.n);
+    };
+    // Host: one game (CPU) or its results (GPU), the sums, the jump table.
+    let per_step = common::mul(&[a.p as u64, 32]);
+    let host = if gpu.is_some() {
+        common::add(&[per_step, Some(1 << 20)])
+    } else {
+        common::add(&[Some(game), per_step, Some(1 << 20)])
+    };
+    common::check_run_memory(gpu.as_ref(), host, Some(game), "--n (or --s, --m)")?;
+
     let t0 = std::time::Instant::now();
     let mut sum = vec![0u64; a.p as usize];
     let mut add = |w: Vec<u64>| sum.iter_mut().zip(w).for_each(|(s, v)| *s += v);
-    match a.model {
-        Model::Cpu | Model::CpuPar => {
-            let threads = if matches!(a.model, Model::CpuPar) { Some(0) } else { None };
-            for tr in a.first..a.first + a.trials {
-                add(play(&params, a.seed, tr, threads, false)?.0.winners(a.n));
+    let bar = Progress::new(a.trials, "trials");
+    let place = match &gpu {
+        None => {
+            let threads = match a.threads {
+                1 => None,
+                t => Some(usize::try_from(t).unwrap_or(usize::MAX)),
+            };
+            let shown = if a.threads == 0 { rayon::current_num_threads() as u64 } else { a.threads };
+            bar.message(format!("CPU, {shown} threads"));
+            for (k, tr) in (a.first..a.first + a.trials).enumerate() {
+                add(play(&params, seed, tr, threads, false)?.0.winners(a.n));
+                bar.set(k as u64 + 1);
             }
+            format!("CPU ({shown} threads)")
         }
-        Model::Standalone | Model::Step | Model::GridSync => {
-            let gpu = lockstep::Gpu::new()?;
-            let mg = Mg::with_block_size(&gpu, a.block)?;
-            println!("GPU: {}", gpu.name());
+        Some(gpu) => {
+            let mg = Mg::with_block_size(gpu, a.block)?;
+            bar.message(format!("{} {:?}", gpu.name(), a.model));
             if let Model::Standalone = a.model {
-                for (o, _) in mg.play_standalone(&params, a.seed, a.first, a.trials, None, false)? {
+                for (o, _) in mg.play_standalone(&params, seed, a.first, a.trials, None, false)? {
                     add(o.winners(a.n));
                 }
             } else {
@@ -85,40 +135,69 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 } else {
                     Distributed::GridSync { blocks: None }
                 };
-                for tr in a.first..a.first + a.trials {
-                    add(mg.play(&params, a.seed, tr, model, false)?.0.winners(a.n));
+                for (k, tr) in (a.first..a.first + a.trials).enumerate() {
+                    add(mg.play(&params, seed, tr, model, false)?.0.winners(a.n));
+                    bar.set(k as u64 + 1);
                 }
             }
+            format!("{} ({:?}, block {})", gpu.name(), a.model, a.block)
         }
-    }
+    };
+    bar.finish();
     let secs = t0.elapsed().as_secs_f64();
     let ratio = winner_ratio(&sum, a.n, a.trials);
     let mean = ratio.iter().sum::<f64>() / ratio.len() as f64;
     let checksum = sum.iter().fold(0u64, |h, &v| h.rotate_left(7) ^ v);
     println!(
-        "{:?}: n = {}, m = {}, s = {}, p = {}, groups = {}, trials {}..{}, seed {}: mean winner ratio {mean:.5}, \
-         winners checksum {checksum:#018x}, {secs:.2} s ({:.3e} agent-steps/s incl. set-up)",
-        a.model,
+        "{place}: n = {}, m = {}, s = {}, p = {}, groups = {groups}, trials {}..{}, seed {seed}: mean winner ratio \
+         {mean:.5}, winners checksum {checksum:#018x}, {secs:.2} s ({:.3e} agent-steps/s incl. set-up)",
         a.n,
         a.m,
         a.s,
         a.p,
-        a.groups,
         a.first,
         a.first + a.trials,
-        a.seed,
         (a.n as f64) * (a.p as f64) * (a.trials as f64) / secs
     );
-    let show: Vec<String> = ratio.iter().take(80).map(|r| format!("{r:.4}")).collect();
-    println!("winner ratio, steps 0..{}: {}", show.len(), show.join(" "));
-    if let Some(path) = a.plot {
+    let show: Vec<String> = ratio.iter().take(16).map(|r| format!("{r:.4}")).collect();
+    println!(
+        "winner ratio, steps 0..{} of {}: {}{}",
+        show.len(),
+        ratio.len(),
+        show.join(" "),
+        if a.out.is_none() && ratio.len() > show.len() { " … (--out FILE writes every step)" } else { "" }
+    );
+    if let Some(path) = &a.out {
+        let write = || -> std::io::Result<()> {
+            let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
+            writeln!(
+                f,
+                "# lockstep mg: n = {}, m = {}, s = {}, p = {}, groups = {groups}, trials {}..{}, seed {seed}",
+                a.n,
+                a.m,
+                a.s,
+                a.p,
+                a.first,
+                a.first + a.trials
+            )?;
+            writeln!(f, "# winners checksum {checksum:#018x}")?;
+            writeln!(f, "step,winners_summed,winner_ratio")?;
+            for (t, (s, r)) in sum.iter().zip(&ratio).enumerate() {
+                writeln!(f, "{t},{s},{r:.17e}")?;
+            }
+            f.flush()
+        };
+        write().map_err(|e| anyhow::anyhow!("--out {}: {e}", path.display()))?;
+        println!("series written to {} ({} steps)", path.display(), ratio.len());
+    }
+    if let Some(path) = &a.plot {
         let points = ratio.iter().enumerate().map(|(t, &r)| (t as f64, r)).collect();
         line_chart(
-            &path,
+            path,
             &format!("Minority Game: n = {}, m = {}, s = {}, {} trials", a.n, a.m, a.s, a.trials),
             "step",
             "winner ratio (winners / n), mean over trials",
-            &[Series { name: format!("{:?}", a.model), points }],
+            &[Series { name: place.clone(), points }],
             Scale::default(),
         )?;
         println!("plot written to {}", path.display());

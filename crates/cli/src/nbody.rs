@@ -2,58 +2,97 @@
 //! progress, report energy and momentum drift, optionally write the trajectory (`.npy`) and a
 //! plot of the relative energy error.
 
+use crate::common::{self, Device, Precision, Progress};
 use crate::plot::{Scale, Series, line_chart};
 use anyhow::{Context, Result, bail};
-use indicatif::{ProgressBar, ProgressStyle};
-use lockstep::nbody::{Method, Mode, Nbody, NbodyFloat, Params, System};
+use lockstep::Gpu;
 use lockstep::nbody::{self as cpu, energy, init, momentum};
-use lockstep::{Error, Gpu};
+use lockstep::nbody::{MAX_BODIES, Method, Mode, Nbody, NbodyFloat, Params, System};
 use std::path::{Path, PathBuf};
+
+/// `--mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ModeArg {
+    /// Bit-identical to the CPU twin.
+    Exact,
+    /// FMA and rsqrt.approx (GPU only).
+    Fast,
+}
+
+/// `--kernel`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum KernelArg {
+    /// Every body read from global memory.
+    Global,
+    /// Shared-memory tiles.
+    Shared,
+}
+
+/// `--init`: a generator or a CSV file.
+#[derive(Clone, Debug)]
+pub enum Init {
+    /// Uniform ball at rest (the seed's start).
+    Ball,
+    /// Plummer sphere.
+    Plummer,
+    /// x,y,z,vx,vy,vz,m per line.
+    File(PathBuf),
+}
+
+fn parse_init(s: &str) -> std::result::Result<Init, String> {
+    match s {
+        "ball" => Ok(Init::Ball),
+        "plummer" => Ok(Init::Plummer),
+        _ if Path::new(s).is_file() => Ok(Init::File(PathBuf::from(s))),
+        _ => Err(format!("`{s}` is neither ball, plummer nor an existing CSV file (x,y,z,vx,vy,vz,m per line)")),
+    }
+}
 
 /// Options of `lockstep nbody`.
 #[derive(clap::Args)]
+#[command(allow_negative_numbers = true)]
 pub struct Args {
     /// Number of bodies (ignored with a CSV file).
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value = "1024", value_parser = common::count)]
     n: usize,
-    /// RK4 steps.
-    #[arg(long, default_value_t = 100)]
+    /// RK4 steps (≥ 1).
+    #[arg(long, default_value = "100", value_parser = common::u64_pos)]
     steps: u64,
-    /// Time step.
-    #[arg(long, default_value_t = 0.01)]
+    /// Time step (> 0).
+    #[arg(long, default_value = "0.01", value_parser = common::positive)]
     dt: f64,
-    /// Gravitational constant.
-    #[arg(long, default_value_t = 1.0)]
+    /// Gravitational constant (≥ 0).
+    #[arg(long, default_value = "1", value_parser = common::nonneg)]
     g: f64,
-    /// Plummer softening length (0 = none; coincident bodies then give NaN).
-    #[arg(long, default_value_t = 0.01)]
+    /// Plummer softening length (≥ 0; 0 = none, coincident bodies then give NaN).
+    #[arg(long, default_value = "0.01", value_parser = common::nonneg)]
     eps: f64,
-    /// f32 or f64.
-    #[arg(long, default_value = "f32", value_parser = ["f32", "f64"])]
-    precision: String,
-    /// exact (bit-identical to the CPU) or fast (FMA + rsqrt.approx).
-    #[arg(long, default_value = "exact", value_parser = ["exact", "fast"])]
-    mode: String,
+    /// Precision.
+    #[arg(long, value_enum, default_value = "f32")]
+    precision: Precision,
+    /// exact (bit-identical to the CPU) or fast (FMA + rsqrt.approx; GPU only).
+    #[arg(long, value_enum, default_value = "exact")]
+    mode: ModeArg,
     /// global or shared (shared-memory tiles).
-    #[arg(long, default_value = "shared", value_parser = ["global", "shared"])]
-    kernel: String,
+    #[arg(long, value_enum, default_value = "shared")]
+    kernel: KernelArg,
     /// Threads per block = bodies per tile (multiple of 32, at most 1024).
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value = "256", value_parser = common::u32_pos)]
     block: u32,
     /// ball (uniform sphere at rest, the seed's start), plummer, or a CSV file
     /// (x,y,z,vx,vy,vz,m per line).
-    #[arg(long, default_value = "ball")]
-    init: String,
+    #[arg(long, default_value = "ball", value_parser = parse_init)]
+    init: Init,
     /// Seed of the generated initial conditions.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value = "1", value_parser = common::u64_any)]
     seed: u64,
     /// Record energy / a trajectory frame every this many steps (default: steps/100).
-    #[arg(long)]
+    #[arg(long, value_parser = common::u64_pos)]
     every: Option<u64>,
-    /// Run the CPU reference (rayon) instead of the GPU.
-    #[arg(long)]
-    cpu: bool,
-    /// Also run the CPU reference and check the GPU result bit for bit (exact mode).
+    /// Where to run.
+    #[arg(long, value_enum, default_value = "auto")]
+    device: Device,
+    /// Also run the CPU twin and check the GPU result bit for bit (exact mode).
     #[arg(long)]
     check: bool,
     /// Write the trajectory as .npy, shape (frames, n, 6): x y z vx vy vz per body.
@@ -65,15 +104,58 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let sys = match args.init.as_str() {
-        "ball" => init::ball(args.n, 1.0, 1.0, args.seed),
-        "plummer" => init::plummer(args.n, args.seed),
-        file => {
-            let text = std::fs::read_to_string(file).with_context(|| format!("reading initial conditions {file}"))?;
-            init::from_csv(&text)?
+    common::check_outputs(&[("--out", &args.out, Some("npy")), ("--plot", &args.plot, Some("png"))])?;
+    let prec = args.precision;
+    for (flag, v) in [("--dt", args.dt), ("--g", args.g), ("--eps", args.eps)] {
+        common::check_in(prec, flag, v)?;
+    }
+    if args.mode == ModeArg::Fast && args.device == Device::Cpu {
+        bail!("--mode fast needs the GPU (the CPU twin is the exact kernel); use --mode exact with --device cpu");
+    }
+    let n = match &args.init {
+        Init::File(f) => std::fs::metadata(f).map(|m| (m.len() / 14).max(1) as usize).unwrap_or(1),
+        _ => args.n,
+    };
+    if n > MAX_BODIES {
+        bail!("--n {n}: at most {MAX_BODIES} bodies are supported; lower --n");
+    }
+    let gpu = common::pick(args.device)?;
+    if args.mode == ModeArg::Fast && gpu.is_none() {
+        bail!("--mode fast needs a GPU and none was found; use --mode exact for the CPU twin");
+    }
+    let size = prec.bytes();
+    let n64 = n as u64;
+    let every = args.every.unwrap_or(args.steps.div_ceil(100)).max(1);
+    let frames = args.steps / every + 2;
+    let traj = if args.out.is_some() { common::mul(&[frames, n64, 48]) } else { Some(0) };
+    // f64 initial conditions and their conversion, RK4 state and stages, the --check copy.
+    let host = common::add(&[common::mul(&[n64, 128]), common::mul(&[n64, 44, size]), traj]);
+    let device = Some(lockstep::nbody::device_bytes::<u8>(n).saturating_mul(size));
+    common::check_run_memory(gpu.as_ref(), host, device, "--n (or --steps/--every with --out)")?;
+    let sys = match &args.init {
+        Init::Ball => init::ball(args.n, 1.0, 1.0, args.seed),
+        Init::Plummer => init::plummer(args.n, args.seed),
+        Init::File(file) => {
+            let text = std::fs::read_to_string(file).with_context(|| format!("--init {}", file.display()))?;
+            let sys = init::from_csv(&text).with_context(|| format!("--init {}", file.display()))?;
+            for (i, v) in sys.pos.iter().chain(&sys.vel).enumerate() {
+                if !prec.holds(*v) {
+                    bail!(
+                        "--init {}: body {} has {v:e}, not finite in {}; every value must be below {:e} in magnitude",
+                        file.display(),
+                        (i % sys.pos.len()) / 4 + 1,
+                        prec.name(),
+                        prec.max()
+                    );
+                }
+            }
+            sys
         }
     };
-    if args.precision == "f32" { go::<f32>(&args, sys.convert()) } else { go::<f64>(&args, sys) }
+    match prec {
+        Precision::F32 => go::<f32>(&args, sys.convert(), gpu),
+        Precision::F64 => go::<f64>(&args, sys, gpu),
+    }
 }
 
 struct Record {
@@ -82,13 +164,13 @@ struct Record {
     frames: Vec<f64>,
 }
 
-fn go<T: NbodyFloat>(args: &Args, mut sys: System<T>) -> Result<()> {
+fn go<T: NbodyFloat + npyz::AutoSerialize>(args: &Args, mut sys: System<T>, gpu: Option<Gpu>) -> Result<()> {
     let p = Params { g: T::from_f64(args.g), eps: T::from_f64(args.eps), dt: T::from_f64(args.dt) };
     lockstep::nbody::validate(&p, &sys)?;
     let n = sys.len();
     let every = args.every.unwrap_or(args.steps.div_ceil(100)).max(1);
-    let method = if args.kernel == "global" { Method::Global } else { Method::Shared };
-    let mode = if args.mode == "fast" { Mode::Fast } else { Mode::Exact };
+    let method = if args.kernel == KernelArg::Global { Method::Global } else { Method::Shared };
+    let mode = if args.mode == ModeArg::Fast { Mode::Fast } else { Mode::Exact };
     let want_energy = args.plot.is_some() || n <= 20_000;
     let mut rec = Record { t: Vec::new(), energy: Vec::new(), frames: Vec::new() };
     let initial = sys.clone();
@@ -106,37 +188,32 @@ fn go<T: NbodyFloat>(args: &Args, mut sys: System<T>) -> Result<()> {
         }
     };
     observe(0, &sys);
-    let bar = ProgressBar::new(args.steps);
-    bar.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} steps ({eta} left) {msg}")?);
-    let gpu = if args.cpu { None } else { gpu_or_none()? };
+    let bar = Progress::new(args.steps, "steps");
     let started = std::time::Instant::now();
     let device = match &gpu {
         Some(gpu) => {
             let nb = Nbody::with_block_size(gpu, args.block)?;
-            bar.set_message(format!("{} {:?} {:?} {}", gpu.name(), method, mode, T::NAME));
+            bar.message(format!("{} {:?} {:?} {}", gpu.name(), method, mode, T::NAME));
             nb.run_observed(method, mode, &p, &mut sys, args.steps, every, |step, s| {
                 observe(step, s);
-                bar.set_position(step);
+                bar.set(step);
                 Ok(())
             })?;
             format!("GPU {} ({:?} kernel, {:?} mode, block {})", gpu.name(), method, mode, args.block)
         }
         None => {
-            if mode == Mode::Fast {
-                bail!("--mode fast needs a GPU (the CPU reference is the exact twin)");
-            }
-            bar.set_message(format!("CPU reference, {} threads, {}", rayon::current_num_threads(), T::NAME));
+            bar.message(format!("CPU reference, {} threads, {}", rayon::current_num_threads(), T::NAME));
             for step in 1..=args.steps {
                 cpu::step_par(&p, &mut sys);
                 if step % every == 0 || step == args.steps {
                     observe(step, &sys);
-                    bar.set_position(step);
+                    bar.set(step);
                 }
             }
             format!("CPU reference ({} threads)", rayon::current_num_threads())
         }
     };
-    bar.finish_and_clear();
+    bar.finish();
     let secs = started.elapsed().as_secs_f64();
     let e1 = energy(&sys, args.g, args.eps);
     let p1 = momentum(&sys);
@@ -145,7 +222,11 @@ fn go<T: NbodyFloat>(args: &Args, mut sys: System<T>) -> Result<()> {
     println!("momentum {p0:?} -> {p1:?}");
     let bad = sys.pos.iter().chain(&sys.vel).filter(|v| !v.finite()).count();
     if bad > 0 {
-        println!("warning: {bad} non-finite values (with --eps 0, coincident bodies give NaN by design)");
+        bail!(
+            "{bad} of {} values are not finite after the run; nothing written (with --eps 0 coincident bodies give \
+             NaN by design: give --eps > 0; otherwise lower --dt)",
+            sys.pos.len() + sys.vel.len()
+        );
     }
     if args.check {
         if mode == Mode::Fast || gpu.is_none() {
@@ -169,7 +250,11 @@ fn go<T: NbodyFloat>(args: &Args, mut sys: System<T>) -> Result<()> {
     }
     if let Some(path) = &args.out {
         let frames = rec.frames.len() / (6 * n);
-        write_npy(path, &rec.frames, &[frames, n, 6], T::NAME)?;
+        if T::NAME == "f32" {
+            crate::npy::write(path, &[frames, n, 6], rec.frames.iter().map(|&v| v as f32))?;
+        } else {
+            crate::npy::write(path, &[frames, n, 6], rec.frames.iter().copied())?;
+        }
         println!("trajectory: {} ({frames} frames × {n} bodies × 6, {})", path.display(), T::NAME);
     }
     if let Some(path) = &args.plot {
@@ -182,74 +267,4 @@ fn go<T: NbodyFloat>(args: &Args, mut sys: System<T>) -> Result<()> {
         println!("energy plot: {}", path.display());
     }
     Ok(())
-}
-
-/// The GPU, or `None` (with a notice) when there is none.
-fn gpu_or_none() -> Result<Option<Gpu>> {
-    match Gpu::new() {
-        Ok(g) => Ok(Some(g)),
-        Err(Error::NoDevice { reason } | Error::NoDriver { reason }) => {
-            println!("no GPU ({reason}); running the CPU reference");
-            Ok(None)
-        }
-        Err(e) => Err(e.into()),
-    }
-}
-
-/// Writes `data` (f64 values, stored as `<f4` or `<f8`) as a NumPy `.npy` v1.0 file.
-pub fn write_npy(path: &Path, data: &[f64], shape: &[usize], precision: &str) -> Result<()> {
-    let bytes = npy_bytes(data, shape, precision)?;
-    std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
-}
-
-/// The bytes of a `.npy` v1.0 file: magic, header length, a Python-dict header padded with
-/// spaces to a multiple of 64 bytes (ending in `\n`), little-endian data in C order.
-pub fn npy_bytes(data: &[f64], shape: &[usize], precision: &str) -> Result<Vec<u8>> {
-    if shape.iter().product::<usize>() != data.len() {
-        bail!("npy: shape {shape:?} does not hold {} values", data.len());
-    }
-    let descr = match precision {
-        "f32" => "<f4",
-        "f64" => "<f8",
-        other => bail!("npy: unsupported precision {other}"),
-    };
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    let shape_txt = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
-    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape_txt}, }}");
-    let unpadded = 10 + header.len() + 1;
-    header.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
-    header.push('\n');
-    let mut out = Vec::with_capacity(10 + header.len() + data.len() * 8);
-    out.extend_from_slice(b"\x93NUMPY\x01\x00");
-    out.extend_from_slice(&(u16::try_from(header.len())?).to_le_bytes());
-    out.extend_from_slice(header.as_bytes());
-    for &v in data {
-        if descr == "<f4" {
-            out.extend_from_slice(&(v as f32).to_le_bytes());
-        } else {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-    }
-    Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn npy_header_is_aligned_and_describes_the_array() {
-        let b = npy_bytes(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[1, 1, 6], "f32").unwrap();
-        assert_eq!(&b[..8], b"\x93NUMPY\x01\x00");
-        let hlen = u16::from_le_bytes([b[8], b[9]]) as usize;
-        assert_eq!((10 + hlen) % 64, 0);
-        let header = std::str::from_utf8(&b[10..10 + hlen]).unwrap();
-        assert!(header.starts_with("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 6), }"), "{header}");
-        assert!(header.ends_with('\n'));
-        assert_eq!(b.len(), 10 + hlen + 6 * 4);
-        assert_eq!(f32::from_le_bytes(b[10 + hlen + 4..10 + hlen + 8].try_into().unwrap()), 2.0);
-        assert!(npy_bytes(&[1.0], &[2], "f64").is_err());
-        let one = npy_bytes(&[1.0], &[1], "f64").unwrap();
-        assert!(std::str::from_utf8(&one[10..70]).unwrap().contains("'shape': (1,)"));
-    }
 }

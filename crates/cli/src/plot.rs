@@ -61,26 +61,31 @@ pub fn line_chart(
         series.iter().map(|s| (s.name.clone(), s.points.iter().copied().filter(keep).collect())).collect();
     let (x0, x1) = range(clean.iter().flat_map(|s| s.1.iter().map(|p| p.0)), scale.log_x)
         .ok_or_else(|| anyhow!("nothing to plot: no finite points"))?;
-    let (y0, y1) =
-        range(clean.iter().flat_map(|s| s.1.iter().map(|p| p.1)), scale.log_y).expect("x range implies points");
+    let (y0, y1) = range(clean.iter().flat_map(|s| s.1.iter().map(|p| p.1)), scale.log_y)
+        .ok_or_else(|| anyhow!("nothing to plot: no finite points"))?;
     let root = BitMapBackend::new(path, (1000, 600)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| anyhow!("{e:?}"))?;
+    root.fill(&WHITE).map_err(|e| anyhow!("plotting {}: {e}", path.display()))?;
     let mut builder = ChartBuilder::on(&root);
     builder.caption(title, ("sans-serif", 24)).margin(15).x_label_area_size(45).y_label_area_size(75);
     macro_rules! draw {
         ($chart:expr) => {{
-            let mut chart = $chart.map_err(|e| anyhow!("{e:?}"))?;
-            chart.configure_mesh().x_desc(x_label).y_desc(y_label).draw().map_err(|e| anyhow!("{e:?}"))?;
+            let mut chart = $chart.map_err(|e| anyhow!("plotting {}: {e}", path.display()))?;
+            chart
+                .configure_mesh()
+                .x_desc(x_label)
+                .y_desc(y_label)
+                .draw()
+                .map_err(|e| anyhow!("plotting {}: {e}", path.display()))?;
             for (i, (name, pts)) in clean.iter().enumerate() {
                 let color = Palette99::pick(i).to_rgba();
                 chart
                     .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
-                    .map_err(|e| anyhow!("{e:?}"))?
+                    .map_err(|e| anyhow!("plotting {}: {e}", path.display()))?
                     .label(name.as_str())
                     .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
                 chart
                     .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
-                    .map_err(|e| anyhow!("{e:?}"))?;
+                    .map_err(|e| anyhow!("plotting {}: {e}", path.display()))?;
             }
             if clean.len() > 1 {
                 chart
@@ -89,7 +94,7 @@ pub fn line_chart(
                     .border_style(BLACK)
                     .position(SeriesLabelPosition::UpperLeft)
                     .draw()
-                    .map_err(|e| anyhow!("{e:?}"))?;
+                    .map_err(|e| anyhow!("plotting {}: {e}", path.display()))?;
             }
         }};
     }
@@ -99,7 +104,81 @@ pub fn line_chart(
         (false, true) => draw!(builder.build_cartesian_2d(x0..x1, (y0..y1).log_scale())),
         (true, true) => draw!(builder.build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())),
     }
-    root.present().map_err(|e| anyhow!("writing {}: {e:?}", path.display()))?;
+    root.present().map_err(|e| anyhow!("writing {}: {e}", path.display()))?;
+    Ok(())
+}
+
+/// A shaded band between two curves (the same x values, in order).
+pub struct Band {
+    /// Legend label.
+    pub name: String,
+    /// Lower curve.
+    pub lo: Vec<(f64, f64)>,
+    /// Upper curve.
+    pub hi: Vec<(f64, f64)>,
+    /// Fill opacity (0..1).
+    pub opacity: f64,
+}
+
+/// Draws `bands` as shaded areas, then `lines` on top (thin grey lines for unnamed series, a
+/// thick labelled line for named ones) into a 1000×600 PNG at `path`.
+pub fn fan_chart(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    bands: &[Band],
+    lines: &[Series],
+) -> Result<()> {
+    register_font();
+    let finite = |p: &&(f64, f64)| p.0.is_finite() && p.1.is_finite();
+    let all =
+        bands.iter().flat_map(|b| b.lo.iter().chain(&b.hi)).chain(lines.iter().flat_map(|s| &s.points)).filter(finite);
+    let (x0, x1) =
+        range(all.clone().map(|p| p.0), false).ok_or_else(|| anyhow!("nothing to plot: no finite points"))?;
+    let (y0, y1) = range(all.map(|p| p.1), false).ok_or_else(|| anyhow!("nothing to plot: no finite points"))?;
+    let root = BitMapBackend::new(path, (1000, 600)).into_drawing_area();
+    let err = |e: &dyn std::fmt::Display| anyhow!("plotting {}: {e}", path.display());
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 24))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(75)
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(|e| err(&e))?;
+    chart.configure_mesh().x_desc(x_label).y_desc(y_label).draw().map_err(|e| err(&e))?;
+    let blue = RGBColor(31, 119, 180);
+    for b in bands {
+        let poly: Vec<(f64, f64)> = b.lo.iter().chain(b.hi.iter().rev()).copied().filter(|p| finite(&p)).collect();
+        let style = blue.mix(b.opacity).filled();
+        chart
+            .draw_series(std::iter::once(Polygon::new(poly, style)))
+            .map_err(|e| err(&e))?
+            .label(b.name.as_str())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 20, y + 5)], style));
+    }
+    for s in lines {
+        let pts: Vec<(f64, f64)> = s.points.iter().filter(finite).copied().collect();
+        if s.name.is_empty() {
+            chart.draw_series(LineSeries::new(pts, BLACK.mix(0.45).stroke_width(1))).map_err(|e| err(&e))?;
+        } else {
+            let red = RGBColor(214, 39, 40);
+            chart
+                .draw_series(LineSeries::new(pts, red.stroke_width(3)))
+                .map_err(|e| err(&e))?
+                .label(s.name.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], red.stroke_width(3)));
+        }
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()
+        .map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))?;
     Ok(())
 }
 

@@ -4,14 +4,41 @@
 //! and all threads. Metric as in the paper: bytes of Z read + bytes of X written over the
 //! CUDA-event median.
 
-use lockstep::bridge::{Bridge, DevicePlan, DeviceSource, Variant};
 use lockstep::bridge::{self as cpu, BridgeSpec, Noise, Output, Plan, Precision, Source, forward_order};
+use lockstep::bridge::{Bridge, DevicePlan, DeviceSource, Variant};
 use lockstep::timing::time_gpu;
 use lockstep::{DeviceBuffer, Gpu};
 use std::time::Instant;
 
 /// Options of `lockstep bench bridge`.
+/// `--order` of the bench (the bench takes no order file).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BenchOrder {
+    /// Breadth-first bisection.
+    Bisection,
+    /// 1, 2, …, N.
+    Forward,
+}
+
+impl std::fmt::Display for BenchOrder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if *self == BenchOrder::Forward { "forward" } else { "bisection" })
+    }
+}
+
+/// `--precision` of the bench.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BenchPrecision {
+    /// Single precision.
+    F32,
+    /// Double precision.
+    F64,
+    /// f32, then f64.
+    Both,
+}
+
 #[derive(clap::Args)]
+#[command(allow_negative_numbers = true)]
 pub struct Args {
     /// Paths.
     #[arg(long, default_value_t = 1_439_744)]
@@ -22,12 +49,12 @@ pub struct Args {
     /// Dimension d (1..=8); d > 1 uses a fixed correlation matrix.
     #[arg(long, default_value_t = 1)]
     dims: usize,
-    /// `bisection` or `forward`.
-    #[arg(long, default_value = "bisection")]
-    order: String,
-    /// `f32`, `f64` or `both`.
-    #[arg(long, default_value = "both")]
-    precision: String,
+    /// Construction order.
+    #[arg(long, value_enum, default_value = "bisection")]
+    order: BenchOrder,
+    /// Precision (or both, one after the other).
+    #[arg(long, value_enum, default_value = "both")]
+    precision: BenchPrecision,
     /// Timed runs (after 5 warm-up runs).
     #[arg(long, default_value_t = 20)]
     runs: usize,
@@ -64,10 +91,8 @@ fn spec(args: &Args) -> anyhow::Result<BridgeSpec> {
     anyhow::ensure!(args.steps >= 2, "--steps must be at least 2");
     anyhow::ensure!((1..=8).contains(&args.dims), "--dims must be 1..=8");
     let mut s = BridgeSpec::standard(args.steps);
-    if args.order == "forward" {
+    if args.order == BenchOrder::Forward {
         s.order = forward_order(args.steps - 1);
-    } else {
-        anyhow::ensure!(args.order == "bisection", "--order must be bisection or forward");
     }
     let d = args.dims;
     s.start = vec![0.0; d];
@@ -229,7 +254,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     anyhow::ensure!(args.runs >= 1, "--runs must be at least 1");
     anyhow::ensure!(args.paths >= 1, "--paths must be at least 1");
     let plan = Plan::new(&spec(&args)?)?;
-    let gpu = Gpu::new()?;
+    let gpu = crate::common::bench_gpu()?;
     let bridge = Bridge::with_block_size(&gpu, args.block)?;
     println!("GPU: {}", gpu.name());
     println!(
@@ -243,7 +268,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         bridge.block_size()
     );
     let (free, _) = gpu.memory_info()?;
-    let per = plan.rows() * args.paths * if args.precision == "f32" { 4 } else { 8 };
+    let per = plan.rows() * args.paths * if args.precision == BenchPrecision::F32 { 4 } else { 8 };
     anyhow::ensure!(
         free > 4 * per + (256 << 20),
         "needs {} MiB of device memory, {} MiB free",
@@ -251,14 +276,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         free >> 20
     );
     let mut rows = Vec::new();
-    match args.precision.as_str() {
-        "f32" => run_precision::<f32>(&gpu, &bridge, &plan, &args, &mut rows)?,
-        "f64" => run_precision::<f64>(&gpu, &bridge, &plan, &args, &mut rows)?,
-        "both" => {
+    match args.precision {
+        BenchPrecision::F32 => run_precision::<f32>(&gpu, &bridge, &plan, &args, &mut rows)?,
+        BenchPrecision::F64 => run_precision::<f64>(&gpu, &bridge, &plan, &args, &mut rows)?,
+        BenchPrecision::Both => {
             run_precision::<f32>(&gpu, &bridge, &plan, &args, &mut rows)?;
             run_precision::<f64>(&gpu, &bridge, &plan, &args, &mut rows)?;
         }
-        other => anyhow::bail!("--precision must be f32, f64 or both, not {other}"),
     }
     if let Some(path) = &args.record {
         for row in &rows {

@@ -2,15 +2,16 @@
 //! atomics, aggregated atomics and the deterministic tree; MFLOPS as Himeno reports them, next
 //! to the bandwidth bound of the bytes each sweep must move.
 
+use lockstep::DeviceBuffer;
 use lockstep::himeno::Himeno;
 use lockstep::himeno::{self, HimenoProblem};
 use lockstep::timing::time_gpu;
-use lockstep::{DeviceBuffer, Gpu};
 use lockstep_shared::himeno::{BYTES_PER_POINT, FLOPS_PER_POINT, gosa_via, interior};
 use std::time::Instant;
 
 /// Options of `lockstep bench himeno`.
 #[derive(clap::Args)]
+#[command(allow_negative_numbers = true)]
 pub struct Args {
     /// Sizes, comma-separated (XS, S, M, L, XL).
     #[arg(long, value_delimiter = ',', default_value = "XS,S,M,L")]
@@ -35,6 +36,9 @@ pub struct Args {
     /// Sweeps of the CPU versions (single thread and rayon), on sizes up to M; 0 skips them.
     #[arg(long, default_value_t = 2)]
     cpu_iters: u32,
+    /// Skip the CPU timings.
+    #[arg(long)]
+    no_cpu: bool,
     /// Append Markdown rows to this file.
     #[arg(long)]
     record: Option<std::path::PathBuf>,
@@ -61,7 +65,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             other => Err(anyhow::anyhow!("--modes: unknown {other:?} (plain, agg, tree)")),
         })
         .collect::<anyhow::Result<_>>()?;
-    let gpu = Gpu::new()?;
+    let gpu = crate::common::bench_gpu()?;
     let a = Himeno::new(&gpu)?;
     // Bandwidth yardstick: a device-to-device copy of 1 GiB.
     let big = 1usize << 28;
@@ -139,7 +143,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
         }
         let small = pts <= interior(257, 129, 129) as f64;
-        if args.cpu_iters > 0 && small {
+        if args.cpu_iters > 0 && !args.no_cpu && small {
             for (label, f) in [
                 ("cpu-1", himeno::himeno_seq as fn(&HimenoProblem, u32) -> lockstep::Result<himeno::HimenoResult>),
                 ("cpu-par", himeno::himeno_par),

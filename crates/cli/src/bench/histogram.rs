@@ -2,10 +2,10 @@
 //! …, 10^7 equal bins) by every method, next to the read-once floor and the peers' times.
 
 use crate::plot::{Scale, Series, line_chart};
-use lockstep::histogram::{CounterKind, Histograms, Method, check_method};
+use lockstep::DeviceBuffer;
 use lockstep::histogram as cpu;
+use lockstep::histogram::{CounterKind, Histograms, Method, check_method};
 use lockstep::timing::time_gpu;
-use lockstep::{DeviceBuffer, Gpu};
 use std::time::Instant;
 
 /// Best of CuPy `histogram` (CUB) and `torch.histc` on an H200, 2026-11-21 (issue #4), ms,
@@ -14,6 +14,7 @@ const PEERS_H200_MS: [f64; 8] = [0.376, 0.257, 0.121, 0.091, 0.211, 0.140, 0.134
 
 /// Options of `lockstep bench histogram`.
 #[derive(clap::Args)]
+#[command(allow_negative_numbers = true)]
 pub struct Args {
     /// Values (uniform f64 in [0, 1)).
     #[arg(long, default_value_t = 10_000_000)]
@@ -74,7 +75,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .map(|m| Method::from_name(m).ok_or_else(|| anyhow::anyhow!("unknown method {m:?}")))
             .collect::<anyhow::Result<_>>()?
     };
-    let gpu = Gpu::new()?;
+    let gpu = crate::common::bench_gpu()?;
     let a = Histograms::new(&gpu)?;
     let mut rng = lockstep_shared_rng(12345);
     let x: Vec<f64> = (0..args.n).map(|_| rng()).collect();

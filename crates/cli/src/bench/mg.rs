@@ -10,16 +10,16 @@
 //! Every size is a flag, so smaller runs fit any GPU. Times are CUDA events around the whole
 //! game (reset, tables, all steps) after one small warm-up game.
 
-use lockstep::Gpu;
 use lockstep::mg::{Distributed, Mg, bytes_per_agent};
 use lockstep::mg::{play, validate};
 use lockstep::timing::time_gpu;
 use lockstep_shared::mg::MgParams;
 
 /// Which configuration.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Config {
     /// One game per block (paper Table 4).
+    #[default]
     Standalone,
     /// One large game over the whole GPU (paper Table 5), grid-sync and kernel-per-step.
     Distributed,
@@ -28,10 +28,28 @@ pub enum Config {
 }
 
 /// Options of `lockstep bench mg`.
+/// `lockstep bench mg <configuration>`: a subcommand, as in every bench with several suites.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Configuration.
-    #[arg(long, value_enum, default_value = "standalone")]
+    #[command(subcommand)]
+    suite: Suite,
+}
+
+#[derive(clap::Subcommand)]
+enum Suite {
+    /// One game per block (paper Table 4).
+    Standalone(Opts),
+    /// One large game over the whole GPU (paper Table 5), grid-sync and kernel-per-step.
+    Distributed(Opts),
+    /// The largest game (n = 4·10^9 + 1) on one GPU.
+    Scale(Opts),
+}
+
+/// Options of every `lockstep bench mg` configuration.
+#[derive(clap::Args)]
+#[command(allow_negative_numbers = true)]
+pub struct Opts {
+    #[arg(skip)]
     config: Config,
     /// Agents (default: the configuration's).
     #[arg(long)]
@@ -57,9 +75,12 @@ pub struct Args {
     /// Skip the kernel-per-step model in `distributed`.
     #[arg(long)]
     no_step: bool,
-    /// Also time the CPU rayon twin on this many trials × steps of the same game (0: skip).
+    /// Time the CPU rayon twin on this many trials × steps of the same game.
     #[arg(long, default_value_t = 64)]
     cpu_steps: u32,
+    /// Skip the CPU timings.
+    #[arg(long)]
+    no_cpu: bool,
     /// Append Markdown rows with the results to this file.
     #[arg(long)]
     record: Option<std::path::PathBuf>,
@@ -81,7 +102,17 @@ impl Row {
     }
 }
 
-pub fn run(a: Args) -> anyhow::Result<()> {
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let (config, mut a) = match args.suite {
+        Suite::Standalone(o) => (Config::Standalone, o),
+        Suite::Distributed(o) => (Config::Distributed, o),
+        Suite::Scale(o) => (Config::Scale, o),
+    };
+    a.config = config;
+    run_config(a)
+}
+
+fn run_config(a: Opts) -> anyhow::Result<()> {
     let (n0, p0, t0, g0) = match a.config {
         Config::Standalone => (1_048_575, 4096, 224, 1024),
         Config::Distributed => (100_007_935, 1000, 10, 1 << 18),
@@ -90,7 +121,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let params = validate(a.n.unwrap_or(n0), a.m, 2, a.p.unwrap_or(p0), a.groups.unwrap_or(g0))?;
     let trials = a.trials.unwrap_or(t0);
     anyhow::ensure!(trials >= 1 && a.runs >= 1, "--trials and --runs must be at least 1");
-    let gpu = Gpu::new()?;
+    let gpu = crate::common::bench_gpu()?;
     let mg = Mg::with_block_size(&gpu, a.block)?;
     let (free, total) = gpu.memory_info()?;
     println!(
@@ -156,7 +187,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             }
         }
     }
-    if a.cpu_steps > 0 {
+    if a.cpu_steps > 0 && !a.no_cpu {
         let cpu_params = MgParams { p: a.cpu_steps.min(params.p), ..params };
         if params.n <= 200_000_000 {
             let t = std::time::Instant::now();

@@ -2,10 +2,10 @@
 //! of issue #5. CUDA-event medians after warm-up; the GPU's name and the bound next to each
 //! figure; `--record FILE` appends Markdown rows.
 
-use lockstep::matmul::{MatElem, MatKernel, Matmul};
-use lockstep::nbody::{DeviceSystem, Method, Mode, Nbody, NbodyFloat, Params, System};
 use lockstep::matmul as mcpu;
+use lockstep::matmul::{MatElem, MatKernel, Matmul};
 use lockstep::nbody::{self as cpu, init};
+use lockstep::nbody::{DeviceSystem, Method, Mode, Nbody, NbodyFloat, Params, System};
 use lockstep::timing::time_gpu;
 use lockstep::{DeviceBuffer, Gpu};
 use lockstep_shared::matmul::MODEL_MAX_N_I32;
@@ -19,7 +19,10 @@ pub struct Args {
     suite: Suite,
 }
 
+use crate::nbody::KernelArg;
+
 #[derive(clap::Subcommand)]
+#[command(allow_negative_numbers = true)]
 enum Suite {
     /// Body–body interactions per second of one force evaluation (one RK4 stage), N = 4096 … 262144.
     Throughput {
@@ -27,8 +30,8 @@ enum Suite {
         #[arg(long, value_delimiter = ',', default_values_t = [4096usize, 16384, 65536, 262144])]
         n: Vec<usize>,
         /// Kernels: global, shared.
-        #[arg(long, value_delimiter = ',', default_values_t = ["shared".to_string()])]
-        kernel: Vec<String>,
+        #[arg(long, value_enum, value_delimiter = ',', default_value = "shared")]
+        kernel: Vec<KernelArg>,
         /// Threads per block = bodies per tile (512: the fastest of 128/256/512 for all four modes
         /// at N ≥ 65536 on an H200, bench/results/nbody-throughput.md).
         #[arg(long, default_value_t = 512)]
@@ -53,8 +56,8 @@ enum Suite {
         #[arg(long, default_value_t = 0.4)]
         cpu_budget: f64,
         /// GPU kernels: global, shared (both: about 3 minutes on an H200 with the default grid).
-        #[arg(long, value_delimiter = ',', default_values_t = ["shared".to_string()])]
-        kernel: Vec<String>,
+        #[arg(long, value_enum, value_delimiter = ',', default_value = "shared")]
+        kernel: Vec<KernelArg>,
         /// Append Markdown rows to this file.
         #[arg(long)]
         record: Option<PathBuf>,
@@ -102,15 +105,14 @@ fn peer(n: usize, prec: &str, mode: Mode) -> Option<f64> {
     Some(v)
 }
 
-fn methods(names: &[String]) -> anyhow::Result<Vec<Method>> {
-    names
+fn methods(names: &[KernelArg]) -> anyhow::Result<Vec<Method>> {
+    Ok(names
         .iter()
-        .map(|k| match k.as_str() {
-            "global" => Ok(Method::Global),
-            "shared" => Ok(Method::Shared),
-            other => anyhow::bail!("unknown kernel {other}: use global or shared"),
+        .map(|k| match k {
+            KernelArg::Global => Method::Global,
+            KernelArg::Shared => Method::Shared,
         })
-        .collect()
+        .collect())
 }
 
 fn stage_rate<T: NbodyFloat>(
@@ -130,13 +132,13 @@ fn stage_rate<T: NbodyFloat>(
 
 fn throughput(
     ns: &[usize],
-    kernels: &[String],
+    kernels: &[KernelArg],
     block: u32,
     runs: usize,
     record: Option<PathBuf>,
 ) -> anyhow::Result<()> {
     anyhow::ensure!(runs >= 1, "--runs must be at least 1");
-    let gpu = Gpu::new()?;
+    let gpu = crate::common::bench_gpu()?;
     let nb = Nbody::with_block_size(&gpu, block)?;
     let sms = gpu.attribute(cust::device::DeviceAttribute::MultiprocessorCount)?;
     println!("GPU: {} ({sms} SMs), PTX {}, block {block}", gpu.name(), lockstep::ptx::ARCH);
@@ -277,7 +279,7 @@ fn grid_row<T: NbodyFloat>(
 
 fn grid(ns: &[usize], steps: &[u64], budget: f64, kernels: &[Method], record: Option<PathBuf>) -> anyhow::Result<()> {
     anyhow::ensure!(!kernels.is_empty(), "--kernel: name at least one of global, shared");
-    let gpu = Gpu::new()?;
+    let gpu = crate::common::bench_gpu()?;
     let nb = Nbody::new(&gpu)?;
     let threads = rayon::current_num_threads();
     println!("GPU: {} (exact kernels, block 256) vs CPU twin: 1 thread and {threads} threads", gpu.name());
@@ -351,7 +353,7 @@ fn matmul_n<T: MatElem>(
 
 fn matmul(ns: &[usize], edges: &[u32], runs: usize, record: Option<PathBuf>) -> anyhow::Result<()> {
     anyhow::ensure!(runs >= 1, "--runs must be at least 1");
-    let gpu = Gpu::new()?;
+    let gpu = crate::common::bench_gpu()?;
     let m = Matmul::new(&gpu)?;
     println!("GPU: {}; model matrices A(n, m) = n + m − 1; i32 up to N = {MODEL_MAX_N_I32}, i64 above", gpu.name());
     println!("seed: best GPU speedups over one CPU core 479× (global) and 3167× (shared) at N = 1024");

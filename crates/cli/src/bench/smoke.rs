@@ -1,11 +1,12 @@
 //! `lockstep bench smoke`: saxpy f32 at 2^28 elements next to a device-to-device copy.
 
+use lockstep::DeviceBuffer;
 use lockstep::foundation::Foundation;
 use lockstep::timing::time_gpu;
-use lockstep::{DeviceBuffer, Gpu};
 
 /// Options of `lockstep bench smoke`.
 #[derive(clap::Args)]
+#[command(allow_negative_numbers = true)]
 pub struct Args {
     /// log2 of the element count.
     #[arg(long, default_value_t = 28)]
@@ -21,7 +22,7 @@ pub struct Args {
 pub fn run(Args { log2_n, runs, record }: Args) -> anyhow::Result<()> {
     anyhow::ensure!((10..=31).contains(&log2_n), "--log2-n must be 10..=31");
     anyhow::ensure!(runs >= 1, "--runs must be at least 1");
-    let gpu = Gpu::new()?;
+    let gpu = crate::common::bench_gpu()?;
     let n = 1usize << log2_n;
     let f = Foundation::new(&gpu)?;
     let (free, _) = gpu.memory_info()?;

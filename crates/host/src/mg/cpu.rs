@@ -392,7 +392,8 @@ fn play_inner(
 /// and returns the winner ratio (winners / n) per step averaged over them. Winner counts are
 /// summed as integers, so the result does not depend on the schedule.
 pub fn mean_winner_ratio(params: &MgParams, seed: u32, first: u64, trials: u64) -> Result<Vec<f64>> {
-    let sums = (first..first + trials)
+    let end = trial_end(first, trials)?;
+    let sums = (first..end)
         .into_par_iter()
         .map(|tr| play(params, seed, tr, None, false).map(|(o, _)| o.winners(params.n)))
         .try_reduce(
@@ -403,6 +404,12 @@ pub fn mean_winner_ratio(params: &MgParams, seed: u32, first: u64, trials: u64) 
             },
         )?;
     Ok(winner_ratio(&sums, params.n, trials))
+}
+
+/// `first + trials`, the end of a trial range; [`Error::TooLarge`] when it passes `u64::MAX`
+/// (trial numbers are `u64`), instead of a range that wraps to nothing.
+pub fn trial_end(first: u64, trials: u64) -> Result<u64> {
+    first.checked_add(trials).ok_or(Error::TooLarge { what: "first trial + trials", value: u64::MAX, max: u64::MAX })
 }
 
 /// `sum / (n · trials)` per step: the averaged winner ratio from summed winner counts.

@@ -402,6 +402,7 @@ impl<'g> Mg<'g> {
         if trials == 0 {
             return Err(Error::InvalidInput { what: "trial count", why: "0 trials".into() });
         }
+        super::cpu::trial_end(first, trials)?;
         if blocks == Some(0) {
             return Err(Error::InvalidInput { what: "standalone blocks", why: "0 blocks".into() });
         }
