@@ -128,8 +128,6 @@ fn generate_typed<'py, T: Precision + Element>(
     let kind = kind_of(source, seed)?;
     let plan = plan.plan.clone();
     let (rows, d) = (plan.steps(), plan.dims());
-    check_alloc("the output ((N+1)·d·paths values)", plan.rows() as u128 * paths as u128, size_of::<T>() as u128)?;
-    let device = Device::parse(py, device)?;
     let z = match (kind, &z) {
         (Kind::Buffer, Some(z)) => Some(z.as_slice().map_err(|_| PyValueError::new_err("source: not C-contiguous"))?),
         (Kind::Buffer, None) => return Err(PyValueError::new_err("source 'buffer' needs the array `z`")),
@@ -140,6 +138,9 @@ fn generate_typed<'py, T: Precision + Element>(
         (Kind::Sobol(offset), _) => Source::Sobol { offset },
         (Kind::Buffer, z) => Source::Buffer(z.unwrap_or_default()),
     };
+    bridge::check_generation(&plan, &src, paths).map_err(to_py)?;
+    check_alloc("the output ((N+1)·d·paths values)", plan.rows() as u128 * paths as u128, size_of::<T>() as u128)?;
+    let device = Device::parse(py, device)?;
     let data = interruptible(py, |stop| generate_on(device, &plan, src, paths, output, stop))?;
     let arr = Array3::from_shape_vec((rows, d, paths), data)
         .map_err(|e| PyValueError::new_err(format!("output shape: {e}")))?;
