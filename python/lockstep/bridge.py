@@ -187,7 +187,7 @@ class Plan:
         generation stops between blocks of 4096 paths; ``"cpu-seq"`` and ``"gpu"`` finish the
         call first (one pass).
         """
-        paths = _check.count("paths", paths, 0)
+        paths = _check.count("paths", paths, 0, 2**64 - 1)
         _check.choice("precision", precision, ("f32", "f64"))
         _check.choice("output", output, ("paths", "increments"))
         _check.device(device)
