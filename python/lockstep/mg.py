@@ -62,7 +62,8 @@ def run(
         Also return trial ``first``'s trace (small games: at most 256 MiB), played on the CPU.
     device : "auto" | "cpu" | "cpu-seq" | "gpu"
 
-    Ctrl-C: the CPU stops between rounds of trials (one game per thread per round); the GPU
+    Ctrl-C: the CPU stops between rounds of trials (one game per thread per round; a single
+    game is not stopped mid-way, so a huge game finishes its round first); the GPU
     plays all trials in one launch and finishes it first.
     """
     n = _check.count("n", n, 1, 2**63 - 1)

@@ -40,7 +40,7 @@ def test_ctrl_c_stops_bridge_between_blocks():
 
 
 def test_ctrl_c_stops_mg():
-    interrupted_within(1.0, lambda: lockstep.mg.run(n=20001, m=8, s=4, p=2000, trials=10**6, device="cpu"))
+    interrupted_within(1.0, lambda: lockstep.mg.run(n=2001, m=8, s=4, p=500, trials=10**6, device="cpu"))
 
 
 def test_ctrl_c_stops_histogram():
