@@ -96,6 +96,7 @@ exit $failed
         suites = names.join(" "),
         examples = EXAMPLES.map(|e| format!("examples/{e}")).join(" ")
     );
+    crate::python::wheel(root, &bundle.join("python"))?; // python/run-python-tests.sh there
     let script_path = bundle.join("run-gpu-tests.sh");
     std::fs::write(&script_path, script)?;
     std::process::Command::new("chmod").arg("+x").arg(&script_path).status()?;

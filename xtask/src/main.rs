@@ -10,14 +10,18 @@
 //!   to a fresh build), every test of the workspace (GPU suites say they are skipped when no GPU
 //!   is present; a failure with LOCKSTEP_REQUIRE_GPU=1), `cargo doc` without warnings, the CLI
 //!   and an example started with no driver library, and the downstream crate
-//!   (`tests/downstream`) built and run on the stable toolchain. The one test command of
+//!   (`tests/downstream`) built and run on the stable toolchain, then the Python package's
+//!   pytest suite in a venv under `target/` (python.rs). The one test command of
 //!   README.md and .ci/run.
 //! - `demo`: runs every kernel (on the GPU if present, else the CPU references).
 //! - `bench <name> [args]`: runs `lockstep bench <name>` in release mode.
+//! - `wheel`: the Python package's abi3 wheel, pytest and the Python tests in `target/wheels/`
+//!   (`run-python-tests.sh` there), for a GPU machine without Rust (python.rs).
 //! - `bundle`: writes `target/bundle/` (release test binaries, the CLI, run-gpu-tests.sh) for a
 //!   GPU machine that has a driver but no Rust.
 
 mod bundle;
+mod python;
 mod reach;
 mod setup;
 
@@ -40,8 +44,9 @@ fn main() -> Result<()> {
             cargo_with_cuda(&root, &["run", "--release", "-q", "-p", "lockstep-cli", "--", "bench"], &args[1..])
         }
         Some("bundle") => bundle::run(&root),
+        Some("wheel") => python::wheel(&root, &root.join("target/wheels")),
         _ => {
-            eprintln!("usage: cargo xtask <setup | build-ptx [--arch sm_NN] | test | demo | bench <name> | bundle>");
+            eprintln!("usage: cargo xtask <setup | build-ptx [--arch sm_NN] | test | demo | bench <name> | bundle | wheel>");
             bail!("unknown or missing command")
         }
     }
@@ -149,6 +154,7 @@ fn test(root: &Path, extra: &[String]) -> Result<()> {
     reach::docs(root)?;
     reach::without_driver(root)?;
     reach::downstream(root)?;
+    python::test(root)?;
     println!("test: all passed");
     Ok(())
 }

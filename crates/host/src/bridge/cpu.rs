@@ -13,6 +13,7 @@ use lockstep_shared::bridge::sobol::{BITS, SobolNormals};
 use lockstep_shared::bridge::{MAX_DIMS, Normals, PathPlan, Sink, SliceStack, SliceSteps, generate_path};
 use rayon::prelude::*;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// What to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -212,22 +213,42 @@ pub fn generate_par_with_progress<T: Precision>(
     output: Output,
     progress: impl Fn(usize, usize) + Sync,
 ) -> Result<Vec<T>> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    let never = AtomicBool::new(false);
+    // `never` is never set, so the generation always runs to the end.
+    generate_par_stoppable(plan, source, paths, output, progress, &never).map(Option::unwrap_or_default)
+}
+
+/// As [`generate_par_with_progress`], checking `stop` before each block of 4096 paths: once it
+/// is set, no further block starts and the result is `Ok(None)` (the blocks already running
+/// finish first). A generation that is not stopped has the same bits as [`generate_seq`].
+/// For callers that must honour an interrupt (lockstep's Python module: Ctrl-C).
+pub fn generate_par_stoppable<T: Precision>(
+    plan: &Plan,
+    source: Source<'_, T>,
+    paths: usize,
+    output: Output,
+    progress: impl Fn(usize, usize) + Sync,
+    stop: &AtomicBool,
+) -> Result<Option<Vec<T>>> {
     let len = check_generation(plan, &source, paths)?;
     let dirs = directions_for(plan, &source)?;
     let rows = plan.rows();
     let done = AtomicUsize::new(0);
-    let blocks: Vec<Vec<T>> = (0..paths.div_ceil(BLOCK))
+    let blocks: Option<Vec<Vec<T>>> = (0..paths.div_ceil(BLOCK))
         .into_par_iter()
         .map(|b| {
+            if stop.load(Ordering::Relaxed) {
+                return None;
+            }
             let first = b * BLOCK;
             let count = BLOCK.min(paths - first);
             let mut buf = vec![T::ZERO; rows * count];
             generate_block(plan, &source, &dirs, paths, output, first, count, &mut buf);
             progress(done.fetch_add(count, Ordering::Relaxed) + count, paths);
-            buf
+            Some(buf)
         })
         .collect();
+    let Some(blocks) = blocks else { return Ok(None) };
     let mut out = vec![T::ZERO; len];
     if paths > 0 {
         out.par_chunks_mut(paths).enumerate().for_each(|(r, row)| {
@@ -237,7 +258,7 @@ pub fn generate_par_with_progress<T: Precision>(
             }
         });
     }
-    Ok(out)
+    Ok(Some(out))
 }
 
 /// Normals alone (what the unfused GPU path generates first): `rows·paths` values, `[row][path]`.

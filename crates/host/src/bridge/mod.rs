@@ -11,8 +11,8 @@ mod gpu;
 mod plan;
 
 pub use cpu::{
-    Output, SOBOL_MAX_DIMS, Source, check_generation, generate_par, generate_par_with_progress, generate_seq,
-    normals_seq, sobol_directions,
+    Output, SOBOL_MAX_DIMS, Source, check_generation, generate_par, generate_par_stoppable, generate_par_with_progress,
+    generate_seq, normals_seq, sobol_directions,
 };
 #[cfg(feature = "gpu")]
 pub use gpu::{Bridge, DEFAULT_BLOCK, DevicePlan, DeviceSource, Variant};
