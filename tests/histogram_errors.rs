@@ -41,14 +41,20 @@ fn nan_and_out_of_range_values_are_dropped_and_reported() {
 fn methods_that_do_not_apply_are_refused() {
     let e = check_method(Method::Cas, CounterKind::Count, 10).unwrap_err().to_string();
     assert!(e.contains("f64 counters only"), "{e}");
-    assert!(check_method(Method::CasAggregated, CounterKind::Fixed { unit: true }, 10).is_err());
+    assert!(matches!(
+        check_method(Method::CasAggregated, CounterKind::Fixed { unit: true }, 10),
+        Err(Error::InvalidInput { what: "histogram method", .. })
+    ));
     let e = check_method(Method::Count, CounterKind::F64 { unit: false }, 10).unwrap_err().to_string();
     assert!(e.contains("cannot add weights"), "{e}");
     assert!(check_method(Method::Count, CounterKind::F64 { unit: true }, 10).is_ok());
     let e = check_method(Method::Private, CounterKind::Count, 12_289).unwrap_err().to_string();
     assert!(e.contains("at most 12288 bins"), "{e}");
     assert!(check_method(Method::Private, CounterKind::Count, 12_288).is_ok());
-    assert!(check_method(Method::Private, CounterKind::F64 { unit: true }, 6145).is_err());
+    assert!(matches!(
+        check_method(Method::Private, CounterKind::F64 { unit: true }, 6145),
+        Err(Error::InvalidInput { what: "histogram method", .. })
+    ));
     assert_eq!(Method::from_name("cas-agg"), Some(Method::CasAggregated));
     assert_eq!(Method::from_name("nope"), None);
 }
@@ -79,7 +85,10 @@ fn launchers_refuse_bad_input_before_launching() {
     // Bins with public fields tampered with are revalidated.
     let mut bad = bins;
     bad.k = 0;
-    assert!(a.histogram_counts::<u64>(Method::Plain, &bad, &x).is_err());
+    assert!(matches!(
+        a.histogram_counts::<u64>(Method::Plain, &bad, &x),
+        Err(Error::InvalidInput { what: "histogram bins", .. })
+    ));
     // Device buffers of the wrong length.
     let dx = lockstep::DeviceBuffer::from_slice(&x).unwrap();
     let mut counts = lockstep::DeviceBuffer::from_slice(&[7u32; 9]).unwrap();
@@ -89,9 +98,14 @@ fn launchers_refuse_bad_input_before_launching() {
     assert_eq!(counts.as_host_vec().unwrap(), vec![7; 9], "counts were written");
     // Probes: targets past the counters, CAS on integers, bad block sizes.
     let mut c = [0u32; 4];
-    assert!(probes.probe(Method::Match, 32, &[4], &[1u32], &mut c).is_err());
-    assert!(probes.probe(Method::Cas, 32, &[0], &[1u32], &mut c).is_err());
-    assert!(probes.probe(Method::Match, 33, &[0], &[1u32], &mut c).is_err());
-    assert!(probes.probe(Method::Match, 32, &[0, 1], &[1u32], &mut c).is_err());
+    let refused =
+        |r: lockstep::Result<Vec<u32>>, what: &str| matches!(r, Err(Error::InvalidInput { what: w, .. }) if w == what);
+    assert!(refused(probes.probe(Method::Match, 32, &[4], &[1u32], &mut c), "targets"));
+    assert!(refused(probes.probe(Method::Cas, 32, &[0], &[1u32], &mut c), "probe method"));
+    assert!(refused(probes.probe(Method::Match, 33, &[0], &[1u32], &mut c), "block size"));
+    assert!(matches!(
+        probes.probe(Method::Match, 32, &[0, 1], &[1u32], &mut c),
+        Err(Error::LengthMismatch { arg: "values", .. })
+    ));
     assert_eq!(c, [0; 4]);
 }

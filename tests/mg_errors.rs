@@ -72,7 +72,10 @@ fn launchers_refuse_bad_input_without_launching() {
     let e = mg.run_on_device(&mut game, Distributed::GridSync { blocks: Some(cap + 1) }).expect_err("accepted");
     assert!(matches!(e, Error::TooLarge { value, max, .. } if value == cap as u64 + 1 && max == cap as u64), "{e}");
     assert!(e.to_string().contains("deadlock"), "{e}");
-    assert!(mg.run_on_device(&mut game, Distributed::GridSync { blocks: Some(0) }).is_err());
+    assert!(matches!(
+        mg.run_on_device(&mut game, Distributed::GridSync { blocks: Some(0) }),
+        Err(Error::InvalidInput { what: "grid-sync blocks", .. })
+    ));
     // the general (trace-capable) kernel has its own, smaller capacity
     let traced_cap = mg.grid_sync_capacity(&small, true).unwrap();
     let mut traced = mg.prepare(&small, 1, 0, true).unwrap();
@@ -88,6 +91,9 @@ fn launchers_refuse_bad_input_without_launching() {
     let big = MgParams::new(1_000_001, 5, 2, 2_000, 1024);
     assert!(matches!(mg.prepare(&big, 1, 0, true), Err(Error::TooLarge { what: "trace size in bytes", .. })));
     // zero trials / zero blocks in the standalone model
-    assert!(mg.play_standalone(&small, 1, 0, 0, None, false).is_err());
-    assert!(mg.play_standalone(&small, 1, 0, 2, Some(0), false).is_err());
+    assert!(matches!(mg.play_standalone(&small, 1, 0, 0, None, false), Err(Error::InvalidInput { .. })));
+    assert!(matches!(
+        mg.play_standalone(&small, 1, 0, 2, Some(0), false),
+        Err(Error::InvalidInput { what: "standalone blocks", .. })
+    ));
 }

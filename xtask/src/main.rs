@@ -46,7 +46,9 @@ fn main() -> Result<()> {
         Some("bundle") => bundle::run(&root),
         Some("wheel") => python::wheel(&root, &root.join("target/wheels")),
         _ => {
-            eprintln!("usage: cargo xtask <setup | build-ptx [--arch sm_NN] | test | demo | bench <name> | bundle | wheel>");
+            eprintln!(
+                "usage: cargo xtask <setup | build-ptx [--arch sm_NN] | test | demo | bench <name> | bundle | wheel>"
+            );
             bail!("unknown or missing command")
         }
     }

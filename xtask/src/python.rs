@@ -7,7 +7,7 @@
 //!   GPU tests print `SKIPPED (no GPU)` and are skipped unless `LOCKSTEP_REQUIRE_GPU=1`.
 //! - `wheel`: `maturin build --release` into `target/wheels/`, with pytest's wheels (for a
 //!   machine without PyPI), `python/tests`, `python/bench` and `run-python-tests.sh`, which
-//!   installs them into a venv over the system's numpy and runs pytest with the GPU required.
+//!   installs them into `pylib/` beside the machine's own numpy and runs pytest with the GPU required.
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
@@ -57,7 +57,14 @@ pub fn test(root: &Path) -> Result<()> {
 pub fn wheel(root: &Path, out: &Path) -> Result<()> {
     let python = venv(root)?;
     run(
-        Command::new(&python).args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "maturin>=1.7,<2"]),
+        Command::new(&python).args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "maturin>=1.7,<2",
+        ]),
         "pip install maturin",
     )?;
     let _ = std::fs::remove_dir_all(out);
@@ -92,16 +99,20 @@ pub fn wheel(root: &Path, out: &Path) -> Result<()> {
     std::fs::write(
         &script,
         r#"#!/usr/bin/env bash
-# Installs lockstep's wheel (and pytest) from this folder into a venv over the system's numpy
+# Installs lockstep's wheel (and pytest) from this folder beside the machine's own numpy
 # and runs the Python tests with the GPU required. Made by `cargo xtask wheel`.
 # Usage: ./run-python-tests.sh [pytest args, e.g. -k gpu]
 set -eu
 cd "$(dirname "$0")"
-python3 -m venv --system-site-packages venv
-# numpy comes from the system (no PyPI there): the wheel goes in without resolving it.
-venv/bin/pip install --quiet --no-index --find-links . --no-deps lockstep
-venv/bin/pip install --quiet --no-index --find-links . pytest
-LOCKSTEP_REQUIRE_GPU=1 venv/bin/python -m pytest -q -rs tests "$@"
+# The machine's python3 (often itself a venv, e.g. PyTorch's) keeps its numpy: the wheel and
+# pytest go into ./pylib, found through PYTHONPATH; nothing is fetched (no PyPI there).
+PY="${PYTHON:-python3}"
+rm -rf pylib
+"$PY" -m pip install --quiet --no-index --find-links . --target pylib --no-deps lockstep
+"$PY" -m pip install --quiet --no-index --find-links . --target pylib pytest
+export PYTHONPATH="$PWD/pylib${PYTHONPATH:+:$PYTHONPATH}"
+if [ -z "${LOCKSTEP_CLI:-}" ] && [ -x ../lockstep ]; then export LOCKSTEP_CLI="$PWD/../lockstep"; fi
+LOCKSTEP_REQUIRE_GPU=1 "$PY" -m pytest -q -rs tests "$@"
 "#,
     )?;
     run(Command::new("chmod").arg("+x").arg(&script), "chmod")?;
