@@ -30,6 +30,25 @@ pub fn gpu_required() -> bool {
 /// is present. Fails the test when `LOCKSTEP_REQUIRE_GPU=1` and there is no GPU, or when the
 /// GPU exists but lockstep's module does not load.
 pub fn gpu() -> Result<Option<&'static Gpu>, TestCaseError> {
+    gpu_or_unusable().map_err(|e| TestCaseError::fail(e.to_string()))
+}
+
+/// A GPU that is required but unusable (see [`gpu`]): a `std::error::Error`, so that
+/// [`gpu_or_skip!`]'s `?` works in tests returning `Result<(), TestCaseError>` (proptest converts
+/// any error) and `Result<(), Box<dyn Error>>` alike.
+#[derive(Debug)]
+pub struct GpuUnusable(String);
+
+impl std::fmt::Display for GpuUnusable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "GPU required but unusable: {}", self.0)
+    }
+}
+
+impl std::error::Error for GpuUnusable {}
+
+/// [`gpu`] with its failure as a [`GpuUnusable`] (what [`gpu_or_skip!`] calls).
+pub fn gpu_or_unusable() -> Result<Option<&'static Gpu>, GpuUnusable> {
     static GPU: OnceLock<Result<Gpu, String>> = OnceLock::new();
     static SKIPPED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
     match GPU.get_or_init(|| {
@@ -54,7 +73,7 @@ pub fn gpu() -> Result<Option<&'static Gpu>, TestCaseError> {
             }
             Ok(None)
         }
-        Err(msg) => Err(TestCaseError::fail(format!("GPU required but unusable: {msg}"))),
+        Err(msg) => Err(GpuUnusable(msg.clone())),
     }
 }
 
@@ -66,7 +85,7 @@ pub fn gpu() -> Result<Option<&'static Gpu>, TestCaseError> {
 #[macro_export]
 macro_rules! gpu_or_skip {
     () => {
-        match $crate::gpu()? {
+        match $crate::gpu_or_unusable()? {
             ::core::option::Option::Some(gpu) => gpu,
             ::core::option::Option::None => return ::core::result::Result::Ok(()),
         }
@@ -182,14 +201,13 @@ fn worst_error<T: Copy + Into<f64>>(got: &[T], want: &[T]) -> Option<(usize, f64
     if got.len() != want.len() {
         return Some((got.len().min(want.len()), f64::INFINITY));
     }
-    got.iter()
-        .zip(want)
-        .map(|(&g, &w)| nan_is_inf((g.into() - w.into()).abs()))
-        .enumerate()
-        .fold(None, |best, (i, e)| match best {
+    got.iter().zip(want).map(|(&g, &w)| nan_is_inf((g.into() - w.into()).abs())).enumerate().fold(
+        None,
+        |best, (i, e)| match best {
             Some((_, b)) if b >= e => best,
             _ => Some((i, e)),
-        })
+        },
+    )
 }
 
 /// Fails unless every `|got[i] - want[i]| ≤ tol` ([`max_abs_error`]: a NaN difference or a
