@@ -4,7 +4,7 @@
 use lockstep::Error;
 use lockstep::bridge::{self as br, BridgeSpec, Noise, Output, Plan, Source, first_then_bisection};
 use lockstep::bridge::{Bridge, DeviceSource};
-use lockstep_parity::gpu;
+use lockstep_parity::gpu_or_skip;
 
 fn base() -> BridgeSpec {
     BridgeSpec {
@@ -110,7 +110,7 @@ fn buffer_lengths_and_index_ranges_are_checked() {
 
 #[test]
 fn launchers_refuse_before_launching() -> Result<(), Box<dyn std::error::Error>> {
-    let Some(gpu) = gpu().map_err(|e| e.to_string())? else { return Ok(()) };
+    let gpu = gpu_or_skip!();
     let bridge = Bridge::new(gpu)?;
     let plan = Plan::new(&base())?;
     let dp = bridge.upload::<f32>(&plan)?;

@@ -8,7 +8,7 @@ mod bridge_common;
 use bridge_common::{normals, random_spec};
 use lockstep::bridge::{self as cpu, Output, Plan, Precision, Source};
 use lockstep::bridge::{Bridge, Variant};
-use lockstep_parity::{Bits, assert_bits_eq, config, gpu};
+use lockstep_parity::{Bits, assert_bits_eq, config, gpu_or_skip};
 use lockstep_shared::bridge::fused_fast_d1;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -63,7 +63,7 @@ proptest! {
 
     #[test]
     fn bridge_gpu_equals_cpu(seed: u64, n in 1usize..80, d in 1usize..=4, kind in 0u8..4, paths in 0usize..3000, inc: bool, block in blocks()) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
+        let gpu = gpu_or_skip!();
         let bridge = Bridge::with_block_size(gpu, block)?;
         let plan = Plan::new(&random_spec(seed, n, d, kind))?;
         let z32 = normals::<f32>(plan.rows() * paths, seed);
@@ -79,7 +79,7 @@ proptest! {
     /// points and increments.
     #[test]
     fn bridge_dims_and_pairs_gpu_equals_cpu(seed: u64, n in 1usize..80, d in 1usize..=4, kind in 0u8..4, half in 0usize..1500, odd: bool, inc: bool, block in blocks()) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
+        let gpu = gpu_or_skip!();
         let bridge = Bridge::with_block_size(gpu, block)?;
         let plan = Plan::new(&random_spec(seed, n, d, kind))?;
         let paths = 2 * half + odd as usize;
@@ -96,7 +96,7 @@ proptest! {
     /// increments.
     #[test]
     fn bridge_quads_gpu_equals_cpu(seed: u64, n in 1usize..128, kind in 0u8..4, quarter in 0usize..1000, rem in 0usize..4, inc: bool, block in blocks()) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
+        let gpu = gpu_or_skip!();
         let bridge = Bridge::with_block_size(gpu, block)?;
         let plan = Plan::new(&random_spec(seed, n, 1, kind))?;
         let paths = 4 * quarter + rem;
@@ -109,7 +109,7 @@ proptest! {
     /// points and increments.
     #[test]
     fn bridge_quads_small_counts_gpu_equal_cpu(seed: u64, n in 1usize..128, kind in 0u8..4, paths in prop::sample::select(vec![1usize, 2, 3, 5, 6, 7, 9, 33, 130, 131, 515]), inc: bool, block in blocks()) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
+        let gpu = gpu_or_skip!();
         let bridge = Bridge::with_block_size(gpu, block)?;
         let plan = Plan::new(&random_spec(seed, n, 1, kind))?;
         let z32 = normals::<f32>(plan.rows() * paths, seed);
@@ -118,7 +118,7 @@ proptest! {
 
     #[test]
     fn bridge_philox_gpu_equals_cpu(seed: u64, n in 1usize..80, d in 1usize..=4, kind in 0u8..4, paths in 0usize..3000, inc: bool, fused: bool, block in blocks()) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
+        let gpu = gpu_or_skip!();
         let bridge = Bridge::with_block_size(gpu, block)?;
         let plan = Plan::new(&random_spec(seed, n, d, kind))?;
         both::<f32>(&bridge, &plan, Source::Philox { seed }, paths, inc, fused)?;
@@ -127,7 +127,7 @@ proptest! {
 
     #[test]
     fn bridge_sobol_gpu_equals_cpu(seed: u64, n in 1usize..80, d in 1usize..=4, kind in 0u8..4, paths in 0usize..3000, offset in 0u32..100_000, inc: bool, fused: bool, block in blocks()) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
+        let gpu = gpu_or_skip!();
         let bridge = Bridge::with_block_size(gpu, block)?;
         let plan = Plan::new(&random_spec(seed, n, d, kind))?;
         both::<f32>(&bridge, &plan, Source::Sobol { offset }, paths, inc, fused)?;
@@ -136,7 +136,7 @@ proptest! {
 
     #[test]
     fn bridge_philox_d1_gpu_equals_cpu(seed: u64, n in 1usize..128, kind in 0u8..4, paths in 0usize..3000, inc: bool, block in blocks()) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
+        let gpu = gpu_or_skip!();
         let bridge = Bridge::with_block_size(gpu, block)?;
         let plan = Plan::new(&random_spec(seed, n, 1, kind))?;
         let fast = fused_fast_d1(plan.steps(), 1, plan.stack_slots(), block as usize, paths);
@@ -148,7 +148,7 @@ proptest! {
 
     #[test]
     fn bridge_sobol_d1_gpu_equals_cpu(seed: u64, n in 1usize..128, kind in 0u8..4, paths in 0usize..3000, offset in 0u32..100_000, inc: bool, block in blocks()) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
+        let gpu = gpu_or_skip!();
         let bridge = Bridge::with_block_size(gpu, block)?;
         let plan = Plan::new(&random_spec(seed, n, 1, kind))?;
         let fast = fused_fast_d1(plan.steps(), 1, plan.stack_slots(), block as usize, paths);
@@ -160,7 +160,7 @@ proptest! {
 
     #[test]
     fn normals_philox_gpu_equals_cpu(seed: u64, n in 1usize..80, d in 1usize..=4, paths in 0usize..5000, block in blocks()) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
+        let gpu = gpu_or_skip!();
         let bridge = Bridge::with_block_size(gpu, block)?;
         let plan = Plan::new(&random_spec(seed, n, d, 0))?;
         let src = Source::Philox { seed };
@@ -171,7 +171,7 @@ proptest! {
 
     #[test]
     fn normals_sobol_gpu_equals_cpu(seed: u64, n in 1usize..80, d in 1usize..=4, paths in 0usize..5000, offset in 0u32..1_000_000, block in blocks()) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
+        let gpu = gpu_or_skip!();
         let bridge = Bridge::with_block_size(gpu, block)?;
         let plan = Plan::new(&random_spec(seed, n, d, 0))?;
         let src = Source::Sobol { offset };
@@ -184,7 +184,7 @@ proptest! {
 /// The benchmark's problem shape (bisection, 64 steps) at a moderate path count, every source.
 #[test]
 fn bridge_paper_shape_gpu_equals_cpu() -> Result<(), TestCaseError> {
-    let Some(gpu) = gpu()? else { return Ok(()) };
+    let gpu = gpu_or_skip!();
     let bridge = Bridge::new(gpu)?;
     let plan = Plan::new(&lockstep::bridge::BridgeSpec::standard(64))?;
     let paths = 100_003;
@@ -264,7 +264,7 @@ fn bridge_quads_widths_gpu_equal_cpu() -> Result<(), TestCaseError> {
         assert_eq!(got, lanes, "case {k}: f32 lanes");
         assert_eq!(buffer_lanes(plan.steps(), 1, plan.stack_slots(), block as usize, paths, 8), 1, "case {k}: f64");
     }
-    let Some(gpu) = gpu()? else { return Ok(()) };
+    let gpu = gpu_or_skip!();
     for &(plan, block, paths, _) in &cases {
         let bridge = Bridge::with_block_size(gpu, block)?;
         let z = normals::<f32>(plan.rows() * paths, paths as u64);
@@ -307,7 +307,7 @@ fn bridge_sobol_fallbacks_gpu_equal_cpu() -> Result<(), TestCaseError> {
         assert_eq!(fused_sobol_warp(steps, d, slots, block as usize, paths, elem), warp, "case {k}: warp method");
         assert_eq!(fused_sobol_pairs(steps, d, slots, block as usize, paths, elem), pairs, "case {k}: global low");
     }
-    let Some(gpu) = gpu()? else { return Ok(()) };
+    let gpu = gpu_or_skip!();
     for (k, (&(_, _, _, block, elem, ..), plan)) in cases.iter().zip(&plans).enumerate() {
         let bridge = Bridge::with_block_size(gpu, block)?;
         let paths = 1000 + 37 * k;
@@ -347,7 +347,7 @@ fn bridge_philox_d1_schedule_gpu_equals_cpu() -> Result<(), TestCaseError> {
         let got = fused_philox_cached(steps, 1, stack, block as usize, paths, elem, slots as usize);
         assert_eq!(got, cached, "case {k}: scheduled ({slots} slots)");
     }
-    let Some(gpu) = gpu()? else { return Ok(()) };
+    let gpu = gpu_or_skip!();
     for (k, (&(seed, _, _, block, elem, cached), plan)) in cases.iter().zip(&plans).enumerate() {
         let bridge = Bridge::with_block_size(gpu, block)?;
         let paths = 1001 + 38 * k;
@@ -400,7 +400,7 @@ fn bridge_unaligned_slices_gpu_equal_cpu() -> Result<(), TestCaseError> {
         let want = if d == 1 && (paths % 4 == 0 || paths % 2 == 1) { 4 } else { 2 };
         assert_eq!(widest, want, "case {k}: widest lanes");
     }
-    let Some(gpu) = gpu()? else { return Ok(()) };
+    let gpu = gpu_or_skip!();
     let bridge = Bridge::new(gpu)?;
     for (k, (plan, &(d, paths, oz, oo, lanes))) in plans.iter().zip(&cases).enumerate() {
         let dp = bridge.upload::<f32>(plan)?;

@@ -4,7 +4,8 @@
 use lockstep::foundation::Foundation;
 use lockstep::launch::{Grid1d, block_size, expect_len, len_u32};
 use lockstep::{Error, Gpu};
-use lockstep_parity::gpu;
+use lockstep_parity::gpu_or_skip;
+use proptest::test_runner::TestCaseError;
 
 #[test]
 fn zero_and_odd_block_sizes_are_refused() {
@@ -54,16 +55,17 @@ fn a_missing_gpu_is_no_device() {
 }
 
 #[test]
-fn ptx_that_is_not_ptx_fails_to_load() {
-    let Some(_) = gpu().unwrap() else { return };
+fn ptx_that_is_not_ptx_fails_to_load() -> Result<(), TestCaseError> {
+    gpu_or_skip!();
     let e = Gpu::with_ptx(0, "this is not PTX").unwrap_err();
     assert!(matches!(e, Error::ModuleLoad { .. }), "{e}");
     assert!(e.to_string().contains("failed to load"), "{e}");
+    Ok(())
 }
 
 #[test]
-fn launchers_refuse_bad_input_and_write_nothing() {
-    let Some(gpu) = gpu().unwrap() else { return };
+fn launchers_refuse_bad_input_and_write_nothing() -> Result<(), TestCaseError> {
+    let gpu = gpu_or_skip!();
     assert!(matches!(Foundation::with_block_size(gpu, 0), Err(Error::InvalidInput { .. })));
     let f = Foundation::new(gpu).unwrap();
     let x = vec![1.0f32; 100];
@@ -84,15 +86,17 @@ fn launchers_refuse_bad_input_and_write_nothing() {
     f.saxpy(2.0, &[], &mut []).unwrap();
     assert_eq!(f.warp_sums(&[]).unwrap(), Vec::<f32>::new());
     assert_eq!(f.count_exceeding(&[], 0.0).unwrap(), 0);
+    Ok(())
 }
 
 #[test]
-fn a_kernel_missing_from_the_module_is_named() {
-    let Some(_) = gpu().unwrap() else { return };
+fn a_kernel_missing_from_the_module_is_named() -> Result<(), TestCaseError> {
+    gpu_or_skip!();
     let module = ".version 7.0\n.target sm_70\n.address_size 64\n.visible .entry only_this()\n{\n\tret;\n}\n";
     let g = Gpu::with_ptx(0, module).unwrap();
     match Foundation::new(&g) {
         Err(Error::MissingKernel { name: "saxpy" }) => {}
         other => panic!("expected MissingKernel(saxpy), got {:?}", other.err()),
     }
+    Ok(())
 }

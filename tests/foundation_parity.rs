@@ -5,7 +5,7 @@
 use lockstep::foundation as cpu;
 use lockstep::foundation::Foundation;
 use lockstep::{CopyDestination, DeviceBuffer};
-use lockstep_parity::{assert_bits_eq, config, data, gpu};
+use lockstep_parity::{assert_bits_eq, config, data, gpu_or_skip};
 use proptest::prelude::*;
 
 fn blocks() -> impl Strategy<Value = u32> {
@@ -17,12 +17,12 @@ proptest! {
 
     #[test]
     fn saxpy_gpu_equals_cpu(len in 0usize..100_000, seed: u64, a in any::<u32>().prop_map(f32::from_bits), block in blocks()) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
-        let f = Foundation::with_block_size(gpu, block)?;
         let x = data::f32s(len, seed);
         let y0 = data::f32s(len, seed ^ 1);
         let mut want = y0.clone();
         cpu::axpy_seq(a, &x, &mut want);
+        let gpu = gpu_or_skip!();
+        let f = Foundation::with_block_size(gpu, block)?;
         let mut got = y0.clone();
         f.saxpy(a, &x, &mut got)?;
         assert_bits_eq("saxpy", &got, &want, |i| format!("a={a:?} x={:?} y={:?} len={len} block={block}", x[i], y0[i]))?;
@@ -31,10 +31,12 @@ proptest! {
     /// Sub-slices at odd offsets: the kernel must take its element-by-element path.
     #[test]
     fn saxpy_unaligned_gpu_equals_cpu(len in 0usize..20_000, seed: u64, ox in 0usize..4, oy in 0usize..4, a in -10.0f32..10.0) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
-        let f = Foundation::new(gpu)?;
         let x = data::f32s(len + ox, seed);
         let y0 = data::f32s(len + oy, seed ^ 1);
+        let mut want = y0.clone();
+        cpu::axpy_seq(a, &x[ox..], &mut want[oy..]);
+        let gpu = gpu_or_skip!();
+        let f = Foundation::new(gpu)?;
         let dx = DeviceBuffer::from_slice(&x)?;
         let dy = DeviceBuffer::from_slice(&y0)?;
         let xs = dx.index(ox..);
@@ -43,19 +45,17 @@ proptest! {
         gpu.synchronize()?;
         let mut got = vec![0.0f32; len + oy];
         dy.copy_to(&mut got[..])?;
-        let mut want = y0.clone();
-        cpu::axpy_seq(a, &x[ox..], &mut want[oy..]);
         assert_bits_eq("saxpy unaligned", &got, &want, |i| format!("offsets x+{ox} y+{oy}, index {i}"))?;
     }
 
     #[test]
     fn daxpy_gpu_equals_cpu(len in 0usize..100_000, seed: u64, a in any::<u64>().prop_map(f64::from_bits), block in blocks()) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
-        let f = Foundation::with_block_size(gpu, block)?;
         let x = data::f64s(len, seed);
         let y0 = data::f64s(len, seed ^ 1);
         let mut want = y0.clone();
         cpu::axpy_seq(a, &x, &mut want);
+        let gpu = gpu_or_skip!();
+        let f = Foundation::with_block_size(gpu, block)?;
         let mut got = y0.clone();
         f.daxpy(a, &x, &mut got)?;
         assert_bits_eq("daxpy", &got, &want, |i| format!("a={a:?} x={:?} y={:?} len={len} block={block}", x[i], y0[i]))?;
@@ -63,41 +63,41 @@ proptest! {
 
     #[test]
     fn count_exceeding_gpu_equals_cpu(len in 0usize..100_000, seed: u64, threshold in -150.0f32..150.0, block in blocks()) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
-        let f = Foundation::with_block_size(gpu, block)?;
         let x = data::f32s(len, seed);
-        let got = f.count_exceeding(&x, threshold)?;
         let want = cpu::count_exceeding_seq(&x, threshold);
+        let gpu = gpu_or_skip!();
+        let f = Foundation::with_block_size(gpu, block)?;
+        let got = f.count_exceeding(&x, threshold)?;
         prop_assert_eq!(got, want, "threshold={} len={} block={}", threshold, len, block);
     }
 
     #[test]
-    fn warp_sum_gpu_equals_cpu(len in 0usize..100_000, seed: u64, block in blocks()) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
-        let f = Foundation::with_block_size(gpu, block)?;
+    fn warp_sum_f32_gpu_equals_cpu(len in 0usize..100_000, seed: u64, block in blocks()) {
         let x = data::f32s(len, seed);
-        let got = f.warp_sums(&x)?;
         let want = cpu::warp_sums_seq(&x);
+        let gpu = gpu_or_skip!();
+        let f = Foundation::with_block_size(gpu, block)?;
+        let got = f.warp_sums(&x)?;
         assert_bits_eq("warp_sum_f32", &got, &want, |w| format!("x[{}..{}] = {:?}", 32 * w, (32 * w + 32).min(len), &x[32 * w..(32 * w + 32).min(len)]))?;
     }
 
     #[test]
-    fn block_sum_gpu_equals_cpu(len in 0usize..100_000, seed: u64, wild in any::<bool>()) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
-        let f = Foundation::new(gpu)?;
+    fn block_sum_f64_gpu_equals_cpu(len in 0usize..100_000, seed: u64, wild in any::<bool>()) {
         let x = if wild { data::f64s(len, seed) } else { data::f64_range(len, seed, -1.0, 1.0) };
-        let got = f.block_sums(&x)?;
         let want = cpu::block_sums_seq(&x);
+        let gpu = gpu_or_skip!();
+        let f = Foundation::new(gpu)?;
+        let got = f.block_sums(&x)?;
         assert_bits_eq("block_sum_f64", &got, &want, |b| format!("block {b} of len={len}, first input {:?}", x[256 * b]))?;
     }
 
     #[test]
-    fn exp_sin_log_gpu_equals_cpu(len in 0usize..100_000, seed: u64, wild in any::<bool>()) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
-        let f = Foundation::new(gpu)?;
+    fn exp_sin_log_f64_gpu_equals_cpu(len in 0usize..100_000, seed: u64, wild in any::<bool>()) {
         let x = if wild { data::f64s(len, seed) } else { data::f64_range(len, seed, -50.0, 750.0) };
-        let got = f.exp_sin_log(&x)?;
         let want = cpu::exp_sin_log_seq(&x);
+        let gpu = gpu_or_skip!();
+        let f = Foundation::new(gpu)?;
+        let got = f.exp_sin_log(&x)?;
         assert_bits_eq("exp_sin_log_f64", &got, &want, |i| format!("x={:?} (bits {:#x})", x[i], x[i].to_bits()))?;
     }
 }

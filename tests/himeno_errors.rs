@@ -4,7 +4,8 @@
 use lockstep::Error;
 use lockstep::himeno::Himeno;
 use lockstep::himeno::{self, HimenoProblem};
-use lockstep_parity::gpu;
+use lockstep_parity::gpu_or_skip;
+use proptest::test_runner::TestCaseError;
 
 #[test]
 fn himeno_sizes_and_lengths_are_checked() {
@@ -22,8 +23,8 @@ fn himeno_sizes_and_lengths_are_checked() {
 }
 
 #[test]
-fn the_himeno_launcher_refuses_bad_input_before_launching() {
-    let Some(gpu) = gpu().unwrap() else { return };
+fn the_himeno_launcher_refuses_bad_input_before_launching() -> Result<(), TestCaseError> {
+    let gpu = gpu_or_skip!();
     let himeno = Himeno::new(gpu).unwrap();
     // Himeno: bad block shapes and gosa codes.
     let pr = HimenoProblem::benchmark(5, 5, 5).unwrap();
@@ -31,4 +32,5 @@ fn the_himeno_launcher_refuses_bad_input_before_launching() {
     assert!(matches!(himeno.himeno(&pr, 1, 2, (32, 0)), Err(Error::InvalidInput { what: "block shape", .. })));
     assert!(matches!(himeno.himeno(&pr, 1, 2, (1024, 2)), Err(Error::InvalidInput { what: "block shape", .. })));
     assert!(matches!(himeno.himeno(&pr, 1, 9, (32, 1)), Err(Error::InvalidInput { what: "gosa reduction", .. })));
+    Ok(())
 }

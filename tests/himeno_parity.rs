@@ -4,9 +4,10 @@
 use lockstep::himeno::Himeno;
 use lockstep::himeno::{self, HimenoProblem};
 use lockstep_parity::data::SplitMix64;
-use lockstep_parity::{assert_bits_eq, config, gpu};
+use lockstep_parity::{assert_bits_eq, assert_within, config, gpu_or_skip};
 use lockstep_shared::himeno::gosa_via;
 use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
 
 fn random_problem(mi: u32, mj: u32, mk: u32, seed: u64, benchmark: bool) -> HimenoProblem {
     let mut pr = HimenoProblem::benchmark(mi, mj, mk).unwrap();
@@ -34,10 +35,10 @@ proptest! {
         mi in 3u32..20, mj in 3u32..20, mk in 3u32..80, iters in 1u32..4, seed: u64, benchmark: bool,
         block in himeno_blocks(), mode in 0u32..3, planes in 1u32..6,
     ) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
-        let a = Himeno::new(gpu)?.with_planes(planes)?;
         let pr = random_problem(mi, mj, mk, seed, benchmark);
         let want = himeno::himeno_seq(&pr, iters)?;
+        let gpu = gpu_or_skip!();
+        let a = Himeno::new(gpu)?.with_planes(planes)?;
         let (p, gosa) = a.himeno(&pr, iters, mode, block)?;
         assert_bits_eq("himeno_jacobi pressure", &p, &want.p, |i| format!("point {i} of {mi}x{mj}x{mk}, {iters} sweeps, block {block:?}, {planes} planes"))?;
         if mode == gosa_via::TREE {
@@ -46,7 +47,7 @@ proptest! {
             // f32 sums of N positive terms in any order: |error| ≤ N·ε·Σ.
             let n_int = lockstep_shared::himeno::interior(mi, mj, mk) as f64;
             let tol = 2.0 * n_int * f32::EPSILON as f64 * want.gosa_seq as f64 + 1e-30;
-            prop_assert!(((gosa - want.gosa_seq) as f64).abs() <= tol, "gosa {gosa} vs {} (mode {mode})", want.gosa_seq);
+            assert_within("himeno gosa", &[gosa], &[want.gosa_seq], tol, |_| format!("mode {mode}, {mi}x{mj}x{mk}"))?;
         }
     }
 }
@@ -54,10 +55,10 @@ proptest! {
 /// The level-2 kernel is exercised by every tree-mode case above; this one pins the benchmark's
 /// own initialisation at size XS (both kernels, every gosa mode).
 #[test]
-fn himeno_gosa_reduce_and_jacobi_at_size_xs_match_the_cpu_in_every_mode() {
-    let Some(gpu) = gpu().unwrap() else { return };
-    let pr = HimenoProblem::by_name("XS").unwrap();
-    let want = himeno::himeno_par(&pr, 5).unwrap();
+fn himeno_gosa_reduce_and_jacobi_at_size_xs_match_the_cpu_in_every_mode() -> Result<(), TestCaseError> {
+    let pr = HimenoProblem::by_name("XS")?;
+    let want = himeno::himeno_par(&pr, 5)?;
+    let gpu = gpu_or_skip!();
     let n_int = lockstep_shared::himeno::interior(pr.mi, pr.mj, pr.mk) as f64;
     for (mode, planes) in
         [gosa_via::PLAIN, gosa_via::AGGREGATED, gosa_via::TREE].into_iter().flat_map(|m| [1, 2, 3, 4].map(|q| (m, q)))
@@ -71,13 +72,10 @@ fn himeno_gosa_reduce_and_jacobi_at_size_xs_match_the_cpu_in_every_mode() {
         } else {
             // f32 sums of N positive terms in any order: |error| ≤ N·ε·Σ.
             let tol = 2.0 * n_int * f32::EPSILON as f64 * want.gosa_seq as f64;
-            let err = (gosa as f64 - want.gosa_seq as f64).abs();
-            assert!(
-                err <= tol,
-                "mode {mode}: gosa {gosa:e} vs sequential {:e} (tree {:e}), tolerance {tol:e}",
-                want.gosa_seq,
-                want.gosa_tree
-            );
+            assert_within("himeno gosa at size XS", &[gosa], &[want.gosa_seq], tol, |_| {
+                format!("mode {mode}, {planes} planes; tree gosa {:e}", want.gosa_tree)
+            })?;
         }
     }
+    Ok(())
 }

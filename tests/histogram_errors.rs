@@ -5,7 +5,8 @@ use lockstep::Error;
 use lockstep::foundation::Probes;
 use lockstep::histogram as cpu;
 use lockstep::histogram::{CounterKind, Histograms, Method, check_method};
-use lockstep_parity::gpu;
+use lockstep_parity::gpu_or_skip;
+use proptest::test_runner::TestCaseError;
 
 fn why(e: Error) -> String {
     match &e {
@@ -72,8 +73,8 @@ fn bad_weights_are_refused() {
 }
 
 #[test]
-fn launchers_refuse_bad_input_before_launching() {
-    let Some(gpu) = gpu().unwrap() else { return };
+fn launchers_refuse_bad_input_before_launching() -> Result<(), TestCaseError> {
+    let gpu = gpu_or_skip!();
     let a = Histograms::new(gpu).unwrap();
     assert!(matches!(Histograms::new(gpu).unwrap().with_grid_blocks(0), Err(Error::InvalidInput { .. })));
     let probes = Probes::new(gpu).unwrap();
@@ -108,4 +109,5 @@ fn launchers_refuse_bad_input_before_launching() {
         Err(Error::LengthMismatch { arg: "values", .. })
     ));
     assert_eq!(c, [0; 4]);
+    Ok(())
 }

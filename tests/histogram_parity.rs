@@ -4,7 +4,7 @@
 
 use lockstep::histogram as cpu;
 use lockstep::histogram::{Histograms, Method};
-use lockstep_parity::{assert_bits_eq, config, data, gpu};
+use lockstep_parity::{assert_bits_eq, assert_within, config, data, gpu_or_skip};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
@@ -42,7 +42,6 @@ fn launcher(gpu: &'static lockstep::Gpu, grid: Option<u32>) -> Result<Histograms
 }
 
 fn counts_case<T: lockstep::histogram::CountCounter + lockstep_parity::Bits>(
-    gpu: &'static lockstep::Gpu,
     method: Method,
     k: u64,
     n: usize,
@@ -50,10 +49,11 @@ fn counts_case<T: lockstep::histogram::CountCounter + lockstep_parity::Bits>(
     wild: bool,
     grid: Option<u32>,
 ) -> Result<(), TestCaseError> {
-    let a = launcher(gpu, grid)?;
     let bins = cpu::bins(0.0, 1.0, k)?;
     let x = hist_input(n, seed, wild);
     let want = cpu::histogram_counts_seq(&bins, &x);
+    let gpu = gpu_or_skip!();
+    let a = launcher(gpu, grid)?;
     let got = a.histogram_counts::<T>(method, &bins, &x)?;
     let got: Vec<u64> = got_u64(&got.counts);
     prop_assert_eq!(&got, &want.counts, "k={} method={:?} n={}", k, method, n);
@@ -75,32 +75,29 @@ proptest! {
 
     #[test]
     fn histogram_u32_counts_are_exact(method in hist_methods(), k in ks(), n in 0usize..60_000, seed: u64, wild: bool, grid in proptest::option::of(1u32..50)) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
         prop_assume!(usable(method, k, 12_288));
-        counts_case::<u32>(gpu, method, k, n, seed, wild, grid)?;
+        counts_case::<u32>(method, k, n, seed, wild, grid)?;
     }
 
     #[test]
     fn histogram_u64_counts_are_exact(method in hist_methods(), k in ks(), n in 0usize..60_000, seed: u64, wild: bool, grid in proptest::option::of(1u32..50)) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
         prop_assume!(usable(method, k, 12_288));
-        counts_case::<u64>(gpu, method, k, n, seed, wild, grid)?;
+        counts_case::<u64>(method, k, n, seed, wild, grid)?;
     }
 
     #[test]
     fn histogram_private_u64_counts_are_exact(k in 1u64..=12_288, n in 0usize..60_000, seed: u64, wild: bool, grid in proptest::option::of(1u32..50)) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
-        counts_case::<u64>(gpu, Method::Private, k, n, seed, wild, grid)?;
+        counts_case::<u64>(Method::Private, k, n, seed, wild, grid)?;
     }
 
     #[test]
     fn histogram_counts_from_an_unaligned_slice_are_exact(method in proptest::sample::select(vec![Method::Plain, Method::Private, Method::Match]), k in prop_oneof![1u64..40, 40u64..6000], n in 1usize..40_000, seed: u64, wild: bool, grid in proptest::option::of(1u32..8)) {
         // x starts 8 bytes past a 16-byte boundary: the kernels' 16-byte loads must not be used.
-        let Some(gpu) = gpu()? else { return Ok(()) };
-        let a = launcher(gpu, grid)?;
         let bins = cpu::bins(0.0, 1.0, k)?;
         let x = hist_input(n + 1, seed, wild);
         let want = cpu::histogram_counts_seq(&bins, &x[1..]);
+        let gpu = gpu_or_skip!();
+        let a = launcher(gpu, grid)?;
         let fail = |e| TestCaseError::fail(lockstep::error::cuda("cuMemcpy")(e).to_string());
         let dx = lockstep::DeviceBuffer::from_slice(&x).map_err(fail)?;
         let mut counts = lockstep::DeviceBuffer::<u32>::zeroed(k as usize).map_err(fail)?;
@@ -119,11 +116,11 @@ proptest! {
 
     #[test]
     fn histogram_private_u32_u64_and_f64_units_are_exact(k in 1u64..6144, n in 0usize..60_000, seed: u64, wild: bool, grid in proptest::option::of(1u32..50)) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
-        let a = launcher(gpu, grid)?;
         let bins = cpu::bins(0.0, 1.0, k)?;
         let x = hist_input(n, seed, wild);
         let want = cpu::histogram_counts_seq(&bins, &x);
+        let gpu = gpu_or_skip!();
+        let a = launcher(gpu, grid)?;
         let got = a.histogram_counts::<u64>(Method::Private, &bins, &x)?;
         prop_assert_eq!(&got.counts, &want.counts);
         let got = a.histogram_counts::<u32>(Method::Private, &bins, &x)?;
@@ -138,21 +135,19 @@ proptest! {
         method in proptest::sample::select(vec![Method::Plain, Method::Shared, Method::Shfl, Method::Match, Method::Block, Method::Cas, Method::CasAggregated, Method::Private]),
         k in prop_oneof![Just(1u64), 2u64..5000], n in 0usize..40_000, seed: u64, wild: bool, grid in proptest::option::of(1u32..50),
     ) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
-        let a = launcher(gpu, grid)?;
         let bins = cpu::bins(0.0, 1.0, k)?;
         let x = hist_input(n, seed, wild);
-        let want = cpu::histogram_counts_seq(&bins, &x);
-        let got = a.histogram_f64(method, &bins, &x, None)?;
-        prop_assert_eq!(got.counts, want.counts.iter().map(|&c| c as f64).collect::<Vec<_>>());
+        let want_units = cpu::histogram_counts_seq(&bins, &x);
         let w = data::f64_range(n, seed ^ 7, -3.0, 5.0);
         let want = cpu::histogram_f64_seq(&bins, &x, Some(&w));
+        let gpu = gpu_or_skip!();
+        let a = launcher(gpu, grid)?;
+        let got = a.histogram_f64(method, &bins, &x, None)?;
+        prop_assert_eq!(got.counts, want_units.counts.iter().map(|&c| c as f64).collect::<Vec<_>>());
         let got = a.histogram_f64(method, &bins, &x, Some(&w))?;
         // Order-dependent: |error| ≤ (adds in the bin) · ε · Σ|w| of the bin, bounded by n·ε·Σ|w|.
         let bound = n as f64 * f64::EPSILON * w.iter().map(|v| v.abs()).sum::<f64>() + 1e-300;
-        for (b, (g, e)) in got.counts.iter().zip(&want.counts).enumerate() {
-            prop_assert!((g - e).abs() <= bound, "bin {b}: {g} vs {e} (bound {bound}), {method:?}");
-        }
+        assert_within("histogram_f64 weighted", &got.counts, &want.counts, bound, |b| format!("bin {b} of {k}, {method:?}, n={n}"))?;
     }
 
     #[test]
@@ -160,12 +155,12 @@ proptest! {
         method in proptest::sample::select(vec![Method::Plain, Method::Shared, Method::Shfl, Method::Match, Method::Block, Method::Private]),
         k in prop_oneof![Just(1u64), 2u64..6144], n in 0usize..40_000, seed: u64, wild: bool, frac in 0u32..=32, grid in proptest::option::of(1u32..50),
     ) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
-        let a = launcher(gpu, grid)?;
         let bins = cpu::bins_with_frac_bits(-0.2, 1.2, k, frac)?;
         let x = hist_input(n, seed, wild);
         let w = data::f64_range(n, seed ^ 9, -1000.0, 1000.0);
         let want = cpu::fixed_to_f64(&bins, &cpu::histogram_fixed_raw_seq(&bins, &x, Some(&w)));
+        let gpu = gpu_or_skip!();
+        let a = launcher(gpu, grid)?;
         let got = a.histogram_fixed(method, &bins, &x, Some(&w))?;
         assert_bits_eq("histogram_fixed", &got.counts, &want.counts, |b| format!("bin {b} of {k}, {method:?}, frac {frac}"))?;
         prop_assert_eq!((got.nan, got.below, got.above), (want.nan, want.below, want.above));
@@ -173,12 +168,12 @@ proptest! {
 
     #[test]
     fn histogram_private_fixed_is_bit_identical(k in 1u64..6144, n in 0usize..40_000, seed: u64, grid in proptest::option::of(1u32..50)) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
-        let a = launcher(gpu, grid)?;
         let bins = cpu::bins(0.0, 1.0, k)?;
         let x = hist_input(n, seed, true);
         let w = data::f64_range(n, seed ^ 9, -1.0, 1.0);
         let want = cpu::histogram_fixed_raw_seq(&bins, &x, Some(&w));
+        let gpu = gpu_or_skip!();
+        let a = launcher(gpu, grid)?;
         let got = a.histogram_fixed_raw(Method::Private, &bins, &x, Some(&w))?;
         prop_assert_eq!(got, want);
     }

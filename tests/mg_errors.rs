@@ -4,8 +4,9 @@
 use lockstep::Error;
 use lockstep::mg::{Distributed, Mg};
 use lockstep::mg::{play, validate};
-use lockstep_parity::gpu;
+use lockstep_parity::gpu_or_skip;
 use lockstep_shared::mg::MgParams;
+use proptest::test_runner::TestCaseError;
 
 fn invalid(r: lockstep::Result<MgParams>, what: &str, says: &str) {
     match r {
@@ -51,8 +52,8 @@ fn the_cpu_models_refuse_bad_input_too() {
 }
 
 #[test]
-fn launchers_refuse_bad_input_without_launching() {
-    let Some(gpu) = gpu().unwrap() else { return };
+fn launchers_refuse_bad_input_without_launching() -> Result<(), TestCaseError> {
+    let gpu = gpu_or_skip!();
     let mg = Mg::new(gpu).unwrap();
     // bad parameters: refused by every model before any allocation
     let even = MgParams::new(10, 5, 2, 10, 2);
@@ -96,4 +97,5 @@ fn launchers_refuse_bad_input_without_launching() {
         mg.play_standalone(&small, 1, 0, 2, Some(0), false),
         Err(Error::InvalidInput { what: "standalone blocks", .. })
     ));
+    Ok(())
 }

@@ -6,7 +6,7 @@
 
 use lockstep::mg::{Distributed, Mg};
 use lockstep::mg::{Trace, play};
-use lockstep_parity::{assert_bits_eq, config, gpu};
+use lockstep_parity::{assert_bits_eq, config, gpu_or_skip};
 use lockstep_shared::mg::MgParams;
 use proptest::prelude::*;
 
@@ -43,35 +43,35 @@ proptest! {
 
     #[test]
     fn mg_init_tables_and_mg_step_equal_cpu(params in small_params(), seed: u32, trial in 0u64..5, block in blocks()) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
-        let mg = Mg::with_block_size(gpu, block)?;
         let (_, want) = play(&params, seed, trial, None, true)?;
+        let gpu = gpu_or_skip!();
+        let mg = Mg::with_block_size(gpu, block)?;
         let (_, got) = mg.play(&params, seed, trial, Distributed::KernelPerStep, true)?;
         same_trace(&format!("kernel-per-step {params:?} block {block}"), &got.unwrap(), &want.unwrap(), true)?;
     }
 
     #[test]
     fn mg_grid_sync_equals_cpu(params in small_params(), seed: u32, trial in 0u64..5, block in blocks(), frac in 1u32..=4) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
+        let (_, want) = play(&params, seed, trial, None, true)?;
+        let gpu = gpu_or_skip!();
         let mg = Mg::with_block_size(gpu, block)?;
         let cap = mg.grid_sync_capacity(&params, true)?;
         // the full co-resident grid, or a fraction of it (fewer threads than groups)
         let blocks = (cap / frac).max(1);
-        let (_, want) = play(&params, seed, trial, None, true)?;
         let (_, got) = mg.play(&params, seed, trial, Distributed::GridSync { blocks: Some(blocks) }, true)?;
         same_trace(&format!("grid-sync {params:?} block {block} grid {blocks}"), &got.unwrap(), &want.unwrap(), true)?;
     }
 
     #[test]
     fn mg_standalone_equals_cpu(params in small_params(), seed: u32, first in 0u64..5, trials in 1u64..5, block in blocks(), few in any::<bool>()) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
+        let want = (first..first + trials).map(|t| play(&params, seed, t, None, true)).collect::<Result<Vec<_>, _>>()?;
+        let gpu = gpu_or_skip!();
         let mg = Mg::with_block_size(gpu, block)?;
         // one block per trial (tables comparable), or fewer blocks looping over trials
         let nblocks = if few { Some(1) } else { None };
         let got = mg.play_standalone(&params, seed, first, trials, nblocks, true)?;
         prop_assert_eq!(got.len() as u64, trials);
-        for (i, (o, tr)) in got.iter().enumerate() {
-            let (wo, want) = play(&params, seed, first + i as u64, None, true)?;
+        for (i, ((o, tr), (wo, want))) in got.iter().zip(want).enumerate() {
             prop_assert_eq!(o, &wo);
             same_trace(&format!("standalone {params:?} block {block} trial {}", first + i as u64), tr.as_ref().unwrap(), &want.unwrap(), !few)?;
         }
@@ -96,7 +96,7 @@ proptest! {
 
     #[test]
     fn mg_step_s2_equals_cpu_on_larger_games(half in 50_000u64..150_000, g in 1_000u64..40_000, seed: u32, m in 2u32..=6, block in lean_blocks()) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
+        let gpu = gpu_or_skip!(); // the CPU games alone take minutes unoptimised
         let params = larger_game(half, g, m);
         let (want, _) = play(&params, seed, 1, Some(0), false)?;
         let (got, _) = Mg::with_block_size(gpu, block)?.play(&params, seed, 1, Distributed::KernelPerStep, false)?;
@@ -105,7 +105,7 @@ proptest! {
 
     #[test]
     fn mg_grid_sync_s2_equals_cpu_on_larger_games(half in 50_000u64..150_000, g in 1_000u64..40_000, seed: u32, m in 2u32..=6, block in lean_blocks()) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
+        let gpu = gpu_or_skip!(); // the CPU games alone take minutes unoptimised
         let params = larger_game(half, g, m);
         let (want, _) = play(&params, seed, 1, Some(0), false)?;
         let (got, _) = Mg::with_block_size(gpu, block)?.play(&params, seed, 1, Distributed::GridSync { blocks: None }, false)?;
@@ -114,12 +114,13 @@ proptest! {
 
     #[test]
     fn mg_standalone_s2_equals_cpu_on_larger_games(half in 20_000u64..60_000, g in 1_000u64..10_000, seed: u32, m in 2u32..=6, block in lean_blocks()) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
+        let gpu = gpu_or_skip!(); // the CPU games alone take minutes unoptimised
         let params = larger_game(half, g, m);
+        let want = (3..6).map(|t| play(&params, seed, t, Some(0), false).map(|(o, _)| o)).collect::<Result<Vec<_>, _>>()?;
         let got = Mg::with_block_size(gpu, block)?.play_standalone(&params, seed, 3, 3, None, false)?;
-        for (i, (o, _)) in got.iter().enumerate() {
-            let (want, _) = play(&params, seed, 3 + i as u64, Some(0), false)?;
-            prop_assert_eq!(o, &want, "trial {}", 3 + i);
+        prop_assert_eq!(got.len(), want.len());
+        for (i, ((o, _), want)) in got.iter().zip(&want).enumerate() {
+            prop_assert_eq!(o, want, "trial {}", 3 + i);
         }
     }
 
@@ -127,21 +128,21 @@ proptest! {
     // capped at one wave and threads stride over groups (the lean and the general kernels).
     #[test]
     fn mg_step_s2_equals_cpu_with_more_groups_than_resident_threads(half in 150_000u64..250_000, g in 100_000u64..300_000, seed: u32, m in 2u32..=6, block in prop_oneof![Just(256u32), Just(512)]) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
+        let gpu = gpu_or_skip!(); // the CPU games alone take minutes unoptimised
         let params = MgParams::new(2 * half + 1, m, 2, 40, g);
         let (want, _) = play(&params, seed, 4, Some(0), false)?;
+        let general = MgParams::new(2 * half + 1, m, 3, 12, g);
+        let (want_general, _) = play(&general, seed, 4, Some(0), false)?;
         let mg = Mg::with_block_size(gpu, block)?;
         prop_assert_eq!(&mg.play(&params, seed, 4, Distributed::KernelPerStep, false)?.0, &want);
-        let general = MgParams::new(2 * half + 1, m, 3, 12, g);
-        let (want, _) = play(&general, seed, 4, Some(0), false)?;
-        prop_assert_eq!(&Mg::new(gpu)?.play(&general, seed, 4, Distributed::KernelPerStep, false)?.0, &want);
+        prop_assert_eq!(&Mg::new(gpu)?.play(&general, seed, 4, Distributed::KernelPerStep, false)?.0, &want_general);
     }
 
     // The lean kernels' packed i16 state holds |score difference| ≤ p ≤ S2_MAX_P; one step
     // more runs the general kernels. Both ends equal the CPU (long games of few agents).
     #[test]
     fn mg_s2_kernels_equal_cpu_at_the_lean_p_limit(half in 500u64..1_500, g in 1u64..64, seed: u32, m in 1u32..=7, over in any::<bool>()) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
+        let gpu = gpu_or_skip!(); // the CPU games alone take minutes unoptimised
         let p = lockstep_shared::mg::S2_MAX_P + over as u32;
         let params = MgParams::new(2 * half + 1, m, 2, p, g);
         let (want, _) = play(&params, seed, 2, None, false)?;
@@ -154,9 +155,9 @@ proptest! {
     // Untraced runs of the general kernels (s ≠ 2) equal the CPU too.
     #[test]
     fn mg_step_and_grid_sync_untraced_general_kernels_equal_cpu(params in small_params(), seed: u32, trial in 0u64..5) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
-        let mg = Mg::new(gpu)?;
         let (want, _) = play(&params, seed, trial, None, false)?;
+        let gpu = gpu_or_skip!();
+        let mg = Mg::new(gpu)?;
         prop_assert_eq!(&mg.play(&params, seed, trial, Distributed::KernelPerStep, false)?.0, &want);
         prop_assert_eq!(&mg.play(&params, seed, trial, Distributed::GridSync { blocks: None }, false)?.0, &want);
         prop_assert_eq!(&mg.play_standalone(&params, seed, trial, 1, None, false)?[0].0, &want);

@@ -5,7 +5,8 @@ use lockstep::Error;
 use lockstep::matmul::{MatKernel, Matmul, dims};
 use lockstep::nbody::{DeviceSystem, Method, Mode, Nbody, Params, System, ensure_fits, validate};
 use lockstep::nbody::{init, run_seq};
-use lockstep_parity::gpu;
+use lockstep_parity::gpu_or_skip;
+use proptest::test_runner::TestCaseError;
 
 fn good() -> (Params<f64>, System<f64>) {
     (Params { g: 1.0, eps: 0.0, dt: 0.01 }, init::ball(10, 1.0, 1.0, 1))
@@ -125,8 +126,8 @@ fn matrix_shapes_and_tiles_are_checked() {
 }
 
 #[test]
-fn nbody_launcher_refuses_bad_input_without_launching() {
-    let Some(gpu) = gpu().unwrap() else { return };
+fn nbody_launcher_refuses_bad_input_without_launching() -> Result<(), TestCaseError> {
+    let gpu = gpu_or_skip!();
     for bad in [0, 16, 48, 2048] {
         assert!(
             matches!(Nbody::with_block_size(gpu, bad), Err(Error::InvalidInput { what: "block size", .. })),
@@ -176,11 +177,12 @@ fn nbody_launcher_refuses_bad_input_without_launching() {
         Err(Error::InvalidInput { what: "observation interval", .. })
     ));
     assert_eq!(s, s0);
+    Ok(())
 }
 
 #[test]
-fn matmul_launcher_refuses_bad_input_and_huge_sizes() {
-    let Some(gpu) = gpu().unwrap() else { return };
+fn matmul_launcher_refuses_bad_input_and_huge_sizes() -> Result<(), TestCaseError> {
+    let gpu = gpu_or_skip!();
     let m = Matmul::new(gpu).unwrap();
     // 3 × 65535² × 8 B ≈ 103 GB: refused before allocating when the GPU has less free; else
     // the (empty) inputs are refused — either way nothing is allocated or launched.
@@ -202,4 +204,5 @@ fn matmul_launcher_refuses_bad_input_and_huge_sizes() {
         Err(Error::LengthMismatch { arg: "a", .. })
     ));
     assert!(matches!(m.multiply(MatKernel::Global { block: (4, 4) }, 0, &a, &a), Err(Error::InvalidInput { .. })));
+    Ok(())
 }

@@ -6,7 +6,7 @@ use lockstep::matmul as mcpu;
 use lockstep::matmul::{MatKernel, Matmul};
 use lockstep::nbody::{self as cpu, init};
 use lockstep::nbody::{Method, Mode, Nbody, NbodyFloat, Params, System};
-use lockstep_parity::{assert_bits_eq, config, data, gpu};
+use lockstep_parity::{assert_bits_eq, assert_within, config, data, gpu_or_skip, max_abs};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
@@ -59,12 +59,12 @@ fn exact_case<T: NbodyFloat + lockstep_parity::Bits>(
     zero_eps: bool,
     coincide: bool,
 ) -> Result<(), TestCaseError> {
-    let Some(gpu) = gpu()? else { return Ok(()) };
-    let nb = fitting(gpu, block, method, Mode::Exact, T::NAME)?;
-    let block = nb.block_size();
     let (p, s0) = setup::<T>(n, seed, zero_eps, coincide);
     let mut want = s0.clone();
     cpu::run_seq(&p, &mut want, steps)?;
+    let gpu = gpu_or_skip!();
+    let nb = fitting(gpu, block, method, Mode::Exact, T::NAME)?;
+    let block = nb.block_size();
     let mut got = s0.clone();
     nb.run(method, Mode::Exact, &p, &mut got, steps)?;
     let what = format!("{method:?} {} n={n} steps={steps} block={block} {p:?} coincide={coincide}", T::NAME);
@@ -77,7 +77,7 @@ fn exact_case<T: NbodyFloat + lockstep_parity::Bits>(
 }
 
 /// Fast mode against the exact CPU: every coordinate within `tol · max|coordinate|`.
-fn fast_case<T: NbodyFloat>(
+fn fast_case<T: NbodyFloat + Into<f64>>(
     method: Method,
     n: usize,
     steps: u64,
@@ -85,38 +85,29 @@ fn fast_case<T: NbodyFloat>(
     seed: u64,
     tol: f64,
 ) -> Result<(), TestCaseError> {
-    let Some(gpu) = gpu()? else { return Ok(()) };
-    let nb = fitting(gpu, block, method, Mode::Fast, T::NAME)?;
-    let block = nb.block_size();
     let (p, s0) = setup::<T>(n, seed, false, false);
     let mut want = s0.clone();
     cpu::run_seq(&p, &mut want, steps)?;
+    // The scale of the tolerance: finite (softened steps), so a NaN cannot widen it.
+    let scales = [max_abs(&want.pos), max_abs(&want.vel)];
+    prop_assert!(scales.iter().all(|s| s.is_finite()), "CPU reference not finite: {p:?} n={n}");
+    let gpu = gpu_or_skip!();
+    let nb = fitting(gpu, block, method, Mode::Fast, T::NAME)?;
+    let block = nb.block_size();
     let mut got = s0.clone();
     nb.run(method, Mode::Fast, &p, &mut got, steps)?;
-    for (name, g, w) in [("positions", &got.pos, &want.pos), ("velocities", &got.vel, &want.vel)] {
-        let scale = w.iter().map(|v| v.to_f64().abs()).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
-        // NaN-aware: `f64::max` drops NaN, so a NaN difference (a NaN from the fast kernel)
-        // counts as an infinite error and fails the check.
-        let worst = g
-            .iter()
-            .zip(w.iter())
-            .map(|(a, b)| (a.to_f64() - b.to_f64()).abs())
-            .map(|e| if e.is_nan() { f64::INFINITY } else { e })
-            .fold(0.0, f64::max);
-        prop_assert!(
-            worst <= tol * scale,
-            "{:?} fast {} {}: max error {:e} > {:e} × {:e} (n={}, steps={}, block={}, {:?})",
-            method,
-            T::NAME,
-            name,
-            worst,
-            tol,
-            scale,
-            n,
-            steps,
-            block,
-            p
-        );
+    for ((name, g, w), scale) in
+        [("positions", &got.pos, &want.pos), ("velocities", &got.vel, &want.vel)].into_iter().zip(scales)
+    {
+        // NaN-aware: a NaN from the fast kernel is an infinite error and fails.
+        let scale = scale.max(f64::MIN_POSITIVE);
+        assert_within(&format!("{method:?} fast {} {name}", T::NAME), g, w, tol * scale, |i| {
+            format!(
+                "body {} component {}; tolerance {tol:e} × {scale:e}; n={n}, steps={steps}, block={block}, {p:?}",
+                i / 4,
+                i % 4
+            )
+        })?;
     }
     Ok(())
 }
@@ -203,11 +194,11 @@ fn matmul_case<T: lockstep::matmul::MatElem + Into<i64>>(
     model: bool,
     wide: bool,
 ) -> Result<(), TestCaseError> {
-    let Some(gpu) = gpu()? else { return Ok(()) };
-    let m = Matmul::new(gpu)?;
     let (a, b) = matrices::<T>(n, seed, model, wide);
-    let got = m.multiply(kernel, n, &a, &b)?;
     let want = mcpu::multiply_seq(n, &a, &b);
+    let gpu = gpu_or_skip!();
+    let m = Matmul::new(gpu)?;
+    let got = m.multiply(kernel, n, &a, &b)?;
     // Compared as u64 bit patterns (sign-extended), through the harness's reporter.
     let bits = |v: &[T]| v.iter().map(|&x| Into::<i64>::into(x) as u64).collect::<Vec<u64>>();
     let (got, want) = (bits(&got), bits(&want));
@@ -256,7 +247,7 @@ proptest! {
 /// The seed's model at N = 1024 (i64) against its closed form, both kernels.
 #[test]
 fn matmul_model_at_1024_matches_the_closed_form() -> Result<(), TestCaseError> {
-    let Some(gpu) = gpu()? else { return Ok(()) };
+    let gpu = gpu_or_skip!();
     let m = Matmul::new(gpu)?;
     let n = 1024;
     let a: Vec<i64> = mcpu::model_matrix(n);

@@ -7,7 +7,7 @@ use lockstep::foundation::Probes;
 use lockstep::histogram::Method;
 use lockstep_cuda_std::aggregate::{Aggregate, lanes};
 use lockstep_parity::data::SplitMix64;
-use lockstep_parity::{assert_bits_eq, config, data, gpu};
+use lockstep_parity::{assert_bits_eq, config, data, gpu_or_skip};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
@@ -119,25 +119,25 @@ proptest! {
 
     #[test]
     fn aggregate_probe_u32_returns_prefix_sums(method in probe_methods(false), block in blocks(), n in 0usize..5000, m in 1usize..70, seed: u64) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
+        let gpu = gpu_or_skip!();
         probe_case::<u32>(&Probes::new(gpu)?, method, block, n, m, seed)?;
     }
 
     #[test]
     fn aggregate_probe_i32_returns_prefix_sums(method in probe_methods(false), block in blocks(), n in 0usize..5000, m in 1usize..70, seed: u64) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
+        let gpu = gpu_or_skip!();
         probe_case::<i32>(&Probes::new(gpu)?, method, block, n, m, seed)?;
     }
 
     #[test]
     fn aggregate_probe_u64_returns_prefix_sums(method in probe_methods(false), block in blocks(), n in 0usize..5000, m in 1usize..70, seed: u64) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
+        let gpu = gpu_or_skip!();
         probe_case::<u64>(&Probes::new(gpu)?, method, block, n, m, seed)?;
     }
 
     #[test]
     fn aggregate_probe_floats_return_prefix_sums(method in probe_methods(true), block in blocks(), n in 0usize..5000, m in 1usize..70, seed: u64) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
+        let gpu = gpu_or_skip!();
         let a = Probes::new(gpu)?;
         if !matches!(method, Method::Cas | Method::CasAggregated) {
             probe_case::<f32>(&a, method, block, n, m, seed)?;
@@ -147,7 +147,7 @@ proptest! {
 
     #[test]
     fn aggregate_probe_one_warp_is_the_lane_model(method in proptest::sample::select(WARP_METHODS.to_vec()), n in 1usize..=32, m in 1u64..6, seed: u64) {
-        let Some(gpu) = gpu()? else { return Ok(()) };
+        let gpu = gpu_or_skip!();
         let a = Probes::new(gpu)?;
         let f = data::f32s(32, seed);
         let d = data::f64s(32, seed ^ 5);

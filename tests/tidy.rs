@@ -31,23 +31,168 @@ fn read_all(dir: &str) -> Vec<(PathBuf, String)> {
         .collect()
 }
 
+/// Parity tests that run several kernels (one generic body for f32 and f64, or every kernel of
+/// a model), so no single kernel's name can start theirs: test function → the kernels it runs.
+/// Every other kernel `K` needs a test named after it exactly: `fn K_…` (or `fn K(`), so
+/// `bridge_f32` is not matched by `fn bridge_f64_…` or `fn bridge_dims_…`.
+const SHARED_PARITY_TESTS: &[(&str, &[&str])] = &[
+    ("aggregate_probe_floats_return_prefix_sums", &["aggregate_probe_f32", "aggregate_probe_f64"]),
+    ("histogram_private_u32_u64_and_f64_units_are_exact", &["histogram_private_f64"]),
+    ("nbody_global_gpu_equals_cpu", &["nbody_global_f32", "nbody_global_f64"]),
+    ("nbody_shared_gpu_equals_cpu", &["nbody_shared_f32", "nbody_shared_f64"]),
+    ("bridge_gpu_equals_cpu", &["bridge_f32", "bridge_f64"]),
+    ("bridge_dims_and_pairs_gpu_equals_cpu", &["bridge_dims_f32", "bridge_dims_f64"]),
+    ("bridge_philox_gpu_equals_cpu", &["bridge_philox_f32", "bridge_philox_f64"]),
+    ("bridge_sobol_gpu_equals_cpu", &["bridge_sobol_f32", "bridge_sobol_f64"]),
+    ("bridge_philox_d1_gpu_equals_cpu", &["bridge_philox_d1_f32", "bridge_philox_d1_f64"]),
+    ("bridge_sobol_d1_gpu_equals_cpu", &["bridge_sobol_d1_f32", "bridge_sobol_d1_f64"]),
+    ("normals_philox_gpu_equals_cpu", &["normals_philox_f32", "normals_philox_f64"]),
+    ("normals_sobol_gpu_equals_cpu", &["normals_sobol_f32", "normals_sobol_f64"]),
+];
+
+/// The public host method that launches each kernel: kernels → method.
+const LAUNCHED_BY: &[(&[&str], &str)] = &[
+    (&["saxpy"], "saxpy"),
+    (&["daxpy"], "daxpy"),
+    (&["count_exceeding"], "count_exceeding"),
+    (&["warp_sum_f32"], "warp_sums"),
+    (&["block_sum_f64"], "block_sums"),
+    (&["exp_sin_log_f64"], "exp_sin_log"),
+    (
+        &[
+            "aggregate_probe_u32",
+            "aggregate_probe_i32",
+            "aggregate_probe_u64",
+            "aggregate_probe_f32",
+            "aggregate_probe_f64",
+        ],
+        "probe",
+    ),
+    (&["histogram_u32", "histogram_u64", "histogram_private_u32", "histogram_private_u64"], "histogram_counts"),
+    (&["histogram_f64", "histogram_private_f64"], "histogram_f64"),
+    (&["histogram_fixed"], "histogram_fixed"),
+    (&["histogram_private_fixed"], "histogram_fixed_raw"),
+    (&["himeno_jacobi", "himeno_gosa_reduce"], "himeno"),
+    (&["matmul_global_i32", "matmul_global_i64", "matmul_shared_i32", "matmul_shared_i64"], "multiply"),
+    (&["mg_init_tables", "mg_step", "mg_step_s2", "mg_grid_sync", "mg_grid_sync_s2"], "play"),
+    (&["mg_standalone", "mg_standalone_s2"], "play_standalone"),
+    (
+        &[
+            "nbody_global_f32",
+            "nbody_global_f64",
+            "nbody_shared_f32",
+            "nbody_shared_f64",
+            "nbody_global_f32_fast",
+            "nbody_global_f64_fast",
+            "nbody_shared_f32_fast",
+            "nbody_shared_f64_fast",
+        ],
+        "run",
+    ),
+    (
+        &[
+            "bridge_f32",
+            "bridge_f64",
+            "bridge_dims_f32",
+            "bridge_dims_f64",
+            "bridge_philox_f32",
+            "bridge_philox_f64",
+            "bridge_sobol_f32",
+            "bridge_sobol_f64",
+            "bridge_philox_d1_f32",
+            "bridge_philox_d1_f64",
+            "bridge_sobol_d1_f32",
+            "bridge_sobol_d1_f64",
+        ],
+        "generate",
+    ),
+    (&["normals_philox_f32", "normals_philox_f64", "normals_sobol_f32", "normals_sobol_f64"], "normals"),
+];
+
+/// The names of the functions a source file defines (`fn name(` or `fn name<`).
+fn fn_names(text: &str) -> Vec<&str> {
+    text.match_indices("fn ")
+        .filter(|(i, _)| *i == 0 || !text.as_bytes()[i - 1].is_ascii_alphanumeric() && text.as_bytes()[i - 1] != b'_')
+        .map(|(i, _)| {
+            let rest = &text[i + 3..];
+            &rest[..rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len())]
+        })
+        .collect()
+}
+
+/// Every kernel is launched by its host method and run by a parity test named after it:
+///
+/// 1. **One typed handle.** The kernel's name is written exactly once in `crates/host` (the
+///    string its handle is looked up by), so a kernel without a launcher fails here.
+/// 2. **A launch, not just a lookup.** [`LAUNCHED_BY`] names the public method that launches
+///    it; that method is defined (`fn method`) in the same host file that looks the kernel up.
+/// 3. **A parity test named after it, exactly.** A `tests/*parity*.rs` file defines `fn K_…`
+///    (or `fn K`) for the kernel's full name `K` — no suffix trimmed — or a test listed for `K` in
+///    [`SHARED_PARITY_TESTS`].
+/// 4. **The test's suite calls the launch.** The file holding that test calls the method
+///    (`.method(` or `.method::<`).
+///
+/// Both tables must name only existing kernels, each once. What tidy cannot see is whether the
+/// method reaches this particular kernel for the inputs the test draws (a dispatch on type,
+/// dimension or path count): the tables are the reviewed claim, this test keeps them honest
+/// against renames, new kernels and deleted tests.
 #[test]
-fn every_kernel_has_one_typed_handle_and_a_parity_test() {
-    let host: String = read_all("crates/host/src").into_iter().map(|(_, t)| t).collect();
-    let tests: String =
-        read_all("tests").into_iter().filter(|(p, _)| p.to_string_lossy().contains("parity")).map(|(_, t)| t).collect();
-    assert!(!lockstep::ptx::KERNELS.is_empty());
-    for kernel in lockstep::ptx::KERNELS {
-        // Exactly one typed handle per kernel: its name is written once in host code (as the
-        // string the handle is looked up by), so a kernel without a launcher fails here.
-        let uses = host.matches(&format!("\"{kernel}\"")).count();
+fn every_kernel_has_one_typed_handle_a_launch_and_a_parity_test() {
+    let host = read_all("crates/host/src");
+    let parity: Vec<(PathBuf, String)> =
+        read_all("tests").into_iter().filter(|(p, _)| p.to_string_lossy().contains("parity")).collect();
+    let kernels = lockstep::ptx::KERNELS;
+    assert!(!kernels.is_empty());
+    let listed = |table: Vec<&str>, what: &str| {
+        for k in &table {
+            assert!(kernels.contains(k), "{what} names `{k}`, which is not a kernel");
+            assert_eq!(table.iter().filter(|t| *t == k).count(), 1, "{what} names `{k}` more than once");
+        }
+    };
+    listed(LAUNCHED_BY.iter().flat_map(|(ks, _)| ks.iter().copied()).collect(), "LAUNCHED_BY");
+    listed(SHARED_PARITY_TESTS.iter().flat_map(|(_, ks)| ks.iter().copied()).collect(), "SHARED_PARITY_TESTS");
+    for kernel in kernels {
+        // 1. One typed handle.
+        let quoted = format!("\"{kernel}\"");
+        let uses: usize = host.iter().map(|(_, t)| t.matches(&quoted).count()).sum();
         assert_eq!(uses, 1, "kernel `{kernel}` is named {uses} times in crates/host (one typed handle expected)");
-        let stem = kernel.trim_end_matches("_f32").trim_end_matches("_f64");
+        let (handle_file, handle_src) = host.iter().find(|(_, t)| t.contains(&quoted)).unwrap();
+        // 2. The method that launches it, beside the lookup.
+        let method = LAUNCHED_BY
+            .iter()
+            .find(|(ks, _)| ks.contains(kernel))
+            .unwrap_or_else(|| panic!("kernel `{kernel}` is missing from LAUNCHED_BY (which method launches it?)"))
+            .1;
         assert!(
-            tests.contains(&format!("fn {stem}")) || tests.contains(&format!("fn {kernel}")),
-            "kernel `{kernel}` has no parity test named after it in tests/*parity*.rs"
+            fn_names(handle_src).contains(&method),
+            "LAUNCHED_BY: `{method}` (for `{kernel}`) is not defined in {}, where the kernel is looked up",
+            handle_file.display()
+        );
+        // 3. A parity test named after it.
+        let prefix = format!("{kernel}_");
+        let shared = SHARED_PARITY_TESTS.iter().find(|(_, ks)| ks.contains(kernel)).map(|(t, _)| *t);
+        let suite = parity
+            .iter()
+            .find(|(_, t)| fn_names(t).iter().any(|f| *f == *kernel || f.starts_with(&prefix) || Some(*f) == shared));
+        let Some((suite_file, suite_src)) = suite else {
+            panic!(
+                "kernel `{kernel}` has no parity test named after it in tests/*parity*.rs \
+                 (`fn {kernel}_…`, or one listed in SHARED_PARITY_TESTS)"
+            )
+        };
+        // 4. The suite calls the launch.
+        assert!(
+            suite_src.contains(&format!(".{method}(")) || suite_src.contains(&format!(".{method}::<")),
+            "{}: the parity test of `{kernel}` never calls `.{method}(`, its launch",
+            suite_file.display()
         );
     }
+}
+
+#[test]
+fn fn_names_finds_exact_function_names() {
+    let src = "fn bridge_f64_x() {}\npub fn run<T>(x: T) {}\nfn_names(); my_fn a() ";
+    assert_eq!(fn_names(src), ["bridge_f64_x", "run"]);
 }
 
 #[test]

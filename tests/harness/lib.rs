@@ -1,7 +1,11 @@
 //! The parity harness shared by every suite in `tests/`.
 //!
-//! - [`gpu`]: the GPU, or a loud skip line per test when there is none (a failure when
-//!   `LOCKSTEP_REQUIRE_GPU=1`, as the bundle's script sets).
+//! - [`gpu_or_skip!`]: the GPU, or — the one place a test's GPU part is skipped — an early
+//!   `return Ok(())` after [`gpu`] printed the test's skip line (a failure when
+//!   `LOCKSTEP_REQUIRE_GPU=1`, as the bundle's script sets). Suites compute the CPU twin first,
+//!   so that part of every property runs on every machine.
+//! - [`max_abs_error`] / [`assert_within`]: NaN-aware tolerance checks for the few results
+//!   compared within a stated tolerance instead of bit for bit.
 //! - [`assert_bits_eq`]: compares results bit for bit and reports the first mismatch with its
 //!   index, both values as bits, and the inputs that produced it.
 //! - [`data`]: fast seeded inputs, floats with NaN/∞/subnormal/±0 payloads mixed in.
@@ -26,6 +30,25 @@ pub fn gpu_required() -> bool {
 /// is present. Fails the test when `LOCKSTEP_REQUIRE_GPU=1` and there is no GPU, or when the
 /// GPU exists but lockstep's module does not load.
 pub fn gpu() -> Result<Option<&'static Gpu>, TestCaseError> {
+    gpu_or_unusable().map_err(|e| TestCaseError::fail(e.to_string()))
+}
+
+/// A GPU that is required but unusable (see [`gpu`]): a `std::error::Error`, so that
+/// [`gpu_or_skip!`]'s `?` works in tests returning `Result<(), TestCaseError>` (proptest converts
+/// any error) and `Result<(), Box<dyn Error>>` alike.
+#[derive(Debug)]
+pub struct GpuUnusable(String);
+
+impl std::fmt::Display for GpuUnusable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "GPU required but unusable: {}", self.0)
+    }
+}
+
+impl std::error::Error for GpuUnusable {}
+
+/// [`gpu`] with its failure as a [`GpuUnusable`] (what [`gpu_or_skip!`] calls).
+pub fn gpu_or_unusable() -> Result<Option<&'static Gpu>, GpuUnusable> {
     static GPU: OnceLock<Result<Gpu, String>> = OnceLock::new();
     static SKIPPED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
     match GPU.get_or_init(|| {
@@ -50,8 +73,23 @@ pub fn gpu() -> Result<Option<&'static Gpu>, TestCaseError> {
             }
             Ok(None)
         }
-        Err(msg) => Err(TestCaseError::fail(format!("GPU required but unusable: {msg}"))),
+        Err(msg) => Err(GpuUnusable(msg.clone())),
     }
+}
+
+/// The GPU, or the end of the test: `let gpu = gpu_or_skip!();` evaluates to the shared
+/// `&'static Gpu`, or returns `Ok(())` from the enclosing function (a proptest body, or a test
+/// returning `Result<(), TestCaseError>`) after [`gpu`] printed the test's `SKIPPED (no GPU)`
+/// line. Fails the test (through `?`) when `LOCKSTEP_REQUIRE_GPU=1` and there is no GPU, or
+/// when lockstep's module does not load. Put the CPU twin's work before it.
+#[macro_export]
+macro_rules! gpu_or_skip {
+    () => {
+        match $crate::gpu_or_unusable()? {
+            ::core::option::Option::Some(gpu) => gpu,
+            ::core::option::Option::None => return ::core::result::Result::Ok(()),
+        }
+    };
 }
 
 /// How a skipped GPU test announces itself on stderr (the start of its line).
@@ -138,6 +176,63 @@ pub fn assert_bits_eq<T: Bits>(
             want[i].bits(),
             inputs(i)
         ))),
+    }
+}
+
+/// The largest `|got[i] - want[i]|`, NaN-aware: `+∞` when any difference is NaN (a NaN on
+/// either side, or ∞ − ∞) or when the lengths differ, so a NaN can never pass a tolerance.
+/// (`fold(0.0, f64::max)` would silently drop the NaN.) `0` for two empty slices.
+pub fn max_abs_error<T: Copy + Into<f64>>(got: &[T], want: &[T]) -> f64 {
+    worst_error(got, want).map_or(0.0, |(_, e)| e)
+}
+
+/// The largest `|v|`, `+∞` when any value is NaN; `0` for an empty slice.
+pub fn max_abs<T: Copy + Into<f64>>(v: &[T]) -> f64 {
+    v.iter().map(|&x| nan_is_inf(x.into().abs())).fold(0.0, f64::max)
+}
+
+fn nan_is_inf(e: f64) -> f64 {
+    if e.is_nan() { f64::INFINITY } else { e }
+}
+
+/// Index and size of the largest NaN-aware error (see [`max_abs_error`]); `None` when both are
+/// empty.
+fn worst_error<T: Copy + Into<f64>>(got: &[T], want: &[T]) -> Option<(usize, f64)> {
+    if got.len() != want.len() {
+        return Some((got.len().min(want.len()), f64::INFINITY));
+    }
+    got.iter().zip(want).map(|(&g, &w)| nan_is_inf((g.into() - w.into()).abs())).enumerate().fold(
+        None,
+        |best, (i, e)| match best {
+            Some((_, b)) if b >= e => best,
+            _ => Some((i, e)),
+        },
+    )
+}
+
+/// Fails unless every `|got[i] - want[i]| ≤ tol` ([`max_abs_error`]: a NaN difference or a
+/// length mismatch always fails), reporting the worst element with `inputs(index)`.
+#[track_caller]
+pub fn assert_within<T: Copy + Into<f64> + std::fmt::Debug>(
+    what: &str,
+    got: &[T],
+    want: &[T],
+    tol: f64,
+    inputs: impl Fn(usize) -> String,
+) -> Result<(), TestCaseError> {
+    match worst_error(got, want) {
+        Some((i, e)) if e > tol || tol.is_nan() => Err(TestCaseError::fail(if got.len() != want.len() {
+            format!("{what}: lengths differ: got {}, want {}", got.len(), want.len())
+        } else {
+            format!(
+                "{what}: error {e:e} > tolerance {tol:e} at index {i} of {}: got {:?}, want {:?}; inputs: {}",
+                got.len(),
+                got[i],
+                want[i],
+                inputs(i)
+            )
+        })),
+        _ => Ok(()),
     }
 }
 
@@ -232,6 +327,48 @@ mod tests {
             e.contains("index 1") && e.contains("0x40000000") && e.contains("0x40400000") && e.contains("x[1]"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_nan_never_passes_a_tolerance() {
+        // `fold(0.0, f64::max)` drops NaN: the bug this helper replaces.
+        assert_eq!([0.5, f64::NAN].into_iter().fold(0.0, f64::max), 0.5);
+        assert_eq!(max_abs_error(&[1.0f64, f64::NAN], &[1.0, 2.0]), f64::INFINITY);
+        assert_eq!(max_abs_error(&[1.0f32, 2.0], &[1.0, f32::NAN]), f64::INFINITY);
+        assert_eq!(max_abs_error(&[f64::NAN], &[f64::NAN]), f64::INFINITY);
+        assert_eq!(max_abs_error(&[f64::INFINITY], &[f64::INFINITY]), f64::INFINITY);
+        assert_eq!(max_abs_error(&[1.0f64], &[1.0, 2.0]), f64::INFINITY);
+        assert_eq!(max_abs_error(&[1.0f64, 2.5], &[1.25, 2.0]), 0.5);
+        assert_eq!(max_abs_error::<f64>(&[], &[]), 0.0);
+        assert_eq!(max_abs(&[1.0f64, -3.0]), 3.0);
+        assert_eq!(max_abs(&[1.0f64, f64::NAN]), f64::INFINITY);
+        let e = assert_within("t", &[1.0f64, f64::NAN, 3.0], &[1.0, 2.0, 3.0], 1e300, |i| format!("x[{i}]"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("index 1") && e.contains("NaN") && e.contains("x[1]"), "{e}");
+        assert!(assert_within("t", &[1.0f64, 2.0], &[1.0, 2.0 + 1e-12], 1e-9, |_| String::new()).is_ok());
+        assert!(assert_within("t", &[1.0f64, 2.0], &[1.0, 2.1], 1e-9, |_| String::new()).is_err());
+    }
+
+    #[test]
+    fn gpu_or_skip_returns_early_only_without_a_gpu() {
+        fn probe(reached: &mut bool) -> Result<(), TestCaseError> {
+            let _gpu: &Gpu = gpu_or_skip!();
+            *reached = true;
+            Ok(())
+        }
+        let mut reached = false;
+        match gpu() {
+            Ok(Some(_)) => {
+                probe(&mut reached).unwrap();
+                assert!(reached);
+            }
+            Ok(None) => {
+                probe(&mut reached).unwrap();
+                assert!(!reached, "the body ran without a GPU");
+            }
+            Err(_) => assert!(probe(&mut reached).is_err() && !reached),
+        }
     }
 
     #[test]

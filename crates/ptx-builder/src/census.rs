@@ -48,8 +48,10 @@ pub fn functions(ptx: &str) -> Vec<FunctionCensus> {
         if !in_body {
             if t == "{" {
                 in_body = true;
-            } else if t.starts_with(')') && t.ends_with(';') {
-                // a multi-line declaration (prototype) without body
+            } else if t.ends_with(';') {
+                // a multi-line declaration (prototype) without body: `)` closing the
+                // parameters, or a trailing attribute such as `.noreturn;` (without this, the
+                // next function's body was counted under the prototype's name)
                 current = None;
             }
             continue;
@@ -194,6 +196,15 @@ $L__BB0_2:
         let axpy = &f[1];
         assert_eq!((axpy.name.as_str(), axpy.is_entry), ("axpy", true));
         assert_eq!((axpy.fma, axpy.approx, axpy.local, axpy.instructions), (1, 0, 0, 5));
+    }
+
+    #[test]
+    fn a_noreturn_prototype_does_not_swallow_the_next_kernel() {
+        let ptx = ".extern .func panic\n()\n.noreturn;\n.global .align 4 .b8 t[1] = {0};\n\n\
+                   .visible .entry first(\n\t.param .u32 n\n)\n{\n\tret;\n\n}\n";
+        let f = functions(ptx);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!((f[0].name.as_str(), f[0].is_entry, f[0].instructions), ("first", true, 1));
     }
 
     #[test]
