@@ -90,6 +90,15 @@ pub(super) struct Shape {
     pub(super) paths: u32,
 }
 
+/// The bridge kernels' common parameters ([`BridgeArgs`]) as pointers of precision `T`
+/// (`coef, idx, chol, start, scratch, out`) and the scalars.
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+pub(super) fn unpack<T>(a: BridgeArgs) -> (*const T, *const u32, *const T, *const T, *mut T, *mut T, Shape) {
+    let sh = Shape { steps: a.steps, dims: a.dims, slots: a.slots, increments: a.increments, paths: a.paths };
+    (a.coef as *const T, a.idx as *const u32, a.chol as *const T, a.start as *const T, a.scratch as *mut T, a.out as *mut T, sh)
+}
+
 /// # Safety
 /// Every pointer holds what the launcher checked: `coef` steps·COEFS, `idx` steps·INDICES,
 /// `chol` d², `start` d, `scratch` slots·d·paths (when the stack does not fit registers),

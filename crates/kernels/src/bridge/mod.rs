@@ -41,10 +41,9 @@ use lockstep_shared::bridge::sobol::{
     BITS, NORMALS_ROWS, SobolNormals, high_select, low_index, sobol_high, sobol_high_next,
 };
 use lockstep_shared::bridge::{
-    COEFS, CoefRow, EMIT_LEFT, EMIT_RIGHT, FAST_DIMS, INDICES, IndexRow, MAX_DIMS, NO_SLOT, Normals, PathPlan, Real,
-    SHARED_STACK, Sink, Stack, Step, Steps, buffer_fast, buffer_lanes_at, buffer_stack_bytes, fused_base_bytes,
-    fused_fast_d1, fused_philox_cached, fused_sobol_pairs, fused_sobol_warp, generate_path, increment, interpolate,
-    noise, philox_cache_bytes, pick, place, place2,
+    BridgeArgs, COEFS, CoefRow, EMIT_LEFT, EMIT_RIGHT, FAST_DIMS, INDICES, IndexRow, LaunchShape, MAX_DIMS, NO_SLOT,
+    Normals, PathPlan, Real, SHARED_STACK, Sink, Stack, Step, Steps, generate_path, increment, interpolate, noise, pick,
+    place, place2,
 };
 
 // Declared in data-flow order (adapters, lanes, the fast path, the generators, the general
@@ -93,3 +92,12 @@ const FUSED_PIPELINE: usize = 1;
 /// Dimensions up to which the kernels use a 4-wide instantiation of the generator (fewer
 /// unrolled components and selects than `MAX_DIMS`, and 2 steps of prefetch).
 const SMALL_DIMS: usize = 4;
+
+// The parameter block's layout as the launcher writes it (asserted there too): 72 bytes, 8-byte
+// aligned, addresses first.
+const _: () = {
+    use core::mem::{align_of, offset_of, size_of};
+    assert!(size_of::<BridgeArgs>() == 72 && align_of::<BridgeArgs>() == 8);
+    assert!(offset_of!(BridgeArgs, coef) == 0 && offset_of!(BridgeArgs, out) == 40);
+    assert!(offset_of!(BridgeArgs, steps) == 48 && offset_of!(BridgeArgs, paths) == 64);
+};
