@@ -76,7 +76,7 @@ pub(super) unsafe fn run_fused<T: Real>(
         return;
     }
     // SAFETY: forwarded from the contract; the stack (when it fits) at the start of the
-    // dynamic array, `buffer_stack_bytes` long; p < paths.
+    // dynamic array, `LaunchShape::stack_bytes` long; p < paths.
     unsafe { run::<T>(sh, dynamic as *mut T, coef, idx, chol, start, scratch, out, p as usize, z) }
 }
 

@@ -9,23 +9,23 @@
 //! (vector loads; every thread reads the same row, one broadcast per warp).
 //!
 //! The buffer kernels keep their shared stack in dynamic shared memory sized per launch
-//! (`lockstep_shared::bridge::buffer_shared_bytes`). When `lockstep_shared::bridge::buffer_fast` holds (d ≤ 4, stack fits
+//! (`LaunchShape::buffer_shared_bytes`). When `LaunchShape::buffer_fast` holds (d ≤ 4, stack fits
 //! shared memory, at most `TABLE_STEPS` steps, `rows·paths ≤ 2^32`) they take a specialised
 //! path: the strategy is copied into shared memory once per block after the stack, table and
 //! stack are read with `ld.shared`/`st.shared` on 32-bit shared addresses, element indices are
 //! 32-bit, `C` sits in registers, and the normals of the next steps are loaded while the current
 //! ones are computed ([`run_d1`] at d = 1 in `bridge_f32/f64`, [`run_small`] at d = 2..=4 in
 //! `bridge_dims_f32/f64`). In f32 with an even path count each thread takes two paths
-//! ([`F32x2`]), at d = 1 with a multiple of 4 four ([`F32x4`]; `lockstep_shared::bridge::buffer_lanes`), and at d = 1
+//! ([`F32x2`]), at d = 1 with a multiple of 4 four ([`F32x4`]; `LaunchShape::buffer_lanes`), and at d = 1
 //! with an odd count four too, each row's elements reached as its class mod 4 allows
 //! ([`QuadNormals`], [`QuadSink`]). Same arithmetic as `generate_path`
 //! (bit-identical; measurements in bench/results/bridge-predictions.md).
 //!
 //! The fused kernels size their dynamic shared memory per launch too
-//! (`lockstep_shared::bridge::fused_shared_bytes`: stack, strategy, Sobol tables). Each has a
+//! (`LaunchShape::fused_shared_bytes`: stack, strategy, Sobol tables). Each has a
 //! d = 1 twin (`bridge_philox_d1_*`, `bridge_sobol_d1_*`, [`run_fused_d1`]) with the buffer
 //! kernel's d = 1 structure, normals computed instead of loaded, one step ahead
-//! ([`FUSED_PIPELINE`]); the launcher picks it when `lockstep_shared::bridge::fused_fast_d1`
+//! ([`FUSED_PIPELINE`]); the launcher picks it when `LaunchShape::fused_fast_d1`
 //! holds. A separate kernel keeps its registers its own (31 in f32 instead of the general path's
 //! 72). Sobol normals come from the warp method ([`stage_sobol`], two `ld.shared` and one XOR per
 //! normal) when its tables fit shared memory, else from the Gray-code walk per element.
