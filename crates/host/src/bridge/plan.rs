@@ -319,7 +319,7 @@ impl Plan {
     /// strategies), or when it would need more than `MAX_CACHE_SLOTS` slots. Pure planning: the
     /// GPU launcher uploads it with the tables.
     pub fn philox_schedule(&self) -> Option<(Vec<u32>, u32)> {
-        if self.dims != 1 || self.exec.len() > sh::TABLE_STEPS {
+        if self.dims != 1 || self.steps() > sh::TABLE_STEPS {
             return None;
         }
         let reads: Vec<u32> = self.exec.iter().map(|s| s.z).collect();
