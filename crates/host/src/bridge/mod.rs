@@ -16,7 +16,9 @@ pub use cpu::{
 };
 #[cfg(feature = "gpu")]
 pub use gpu::{Bridge, DEFAULT_BLOCK, DevicePlan, DeviceSource, Variant};
-pub use plan::{BridgeSpec, Noise, Plan, Precision, Tables, bisection_order, first_then_bisection, forward_order};
+pub use plan::{
+    BridgeSpec, Noise, Plan, Precision, Tables, bisection_order, first_then_bisection, forward_order, philox_schedule,
+};
 
 use crate::{Backend, Result};
 
@@ -39,8 +41,3 @@ pub fn generate<T: Precision>(
         Backend::Gpu(gpu) => match gpu.never {},
     }
 }
-
-/// Philox schedule planning, for the tests of the fused kernels.
-#[cfg(feature = "gpu")]
-#[doc(hidden)]
-pub use gpu::philox_schedule;
