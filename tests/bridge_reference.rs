@@ -556,19 +556,3 @@ fn philox_schedule_of_the_paper_shape() -> Result<(), TestCaseError> {
     assert_eq!(run_schedule(&reads, &ops, slots, 1, 2)?, 2);
     Ok(())
 }
-
-/// `Plan::philox_schedule` is the schedule of the strategy's normal rows for the fused d = 1
-/// kernels' strategies (d = 1, at most `TABLE_STEPS` steps), and none otherwise.
-#[test]
-fn plan_philox_schedule_is_the_schedule_of_its_reads() -> Result<(), TestCaseError> {
-    use lockstep_shared::bridge::TABLE_STEPS;
-    for (seed, n, kind) in [(1, 63, 0), (2, 127, 2), (3, 10, 1), (4, 100, 3)] {
-        let plan = Plan::new(&random_spec(seed, n, 1, kind))?;
-        assert_eq!(plan.philox_schedule(), lockstep::bridge::philox_schedule(&reads_d1(&plan)), "N = {n}");
-    }
-    let long = Plan::new(&random_spec(5, TABLE_STEPS, 1, 0))?;
-    assert_eq!(long.steps(), TABLE_STEPS + 1);
-    assert_eq!(long.philox_schedule(), None);
-    assert_eq!(Plan::new(&random_spec(6, 63, 2, 0))?.philox_schedule(), None);
-    Ok(())
-}

@@ -11,15 +11,65 @@ use crate::bridge::cpu::{Output, SOBOL_MAX_DIMS, Source, check_generation, sobol
 use crate::error::{Error, Result, cuda};
 use crate::gpu::Gpu;
 use crate::gpu::upload;
-use crate::kernel::{Kernel, Param};
+use crate::kernel::Kernel;
 use crate::launch::{Grid1d, expect_len, len_u32};
 use cust::memory::DeviceCopy;
 use cust::memory::{DeviceBuffer, DevicePointer, DeviceSlice};
+use lockstep_shared::bridge::INDICES;
 use lockstep_shared::bridge::sobol::{BITS, low_table, normals_shared_bytes};
-use lockstep_shared::bridge::{BridgeArgs, LaunchShape};
 
 /// Threads per block unless the caller chooses.
 pub const DEFAULT_BLOCK: u32 = 128;
+
+/// The Philox schedule of a strategy whose step `s` reads the normal of row `reads[s]` (d = 1:
+/// the steps' `z`): one entry per step for `lockstep_shared::bridge::philox::scheduled_word`,
+/// and the number of word-cache slots it uses (slot 0, where unneeded words are discarded,
+/// included). The first step that reads a row of a block computes the block and stores each of
+/// its words that a later step reads in a free slot (greedy, first free slot: as few slots as
+/// the most words ever waiting at once); the later steps read their slot. So each block is
+/// computed once per path, whatever the order. `None` when more than `MAX_CACHE_SLOTS` slots
+/// would be needed.
+pub fn philox_schedule(reads: &[u32]) -> Option<(Vec<u32>, u32)> {
+    use lockstep_shared::bridge::philox::{COMPUTE, MAX_CACHE_SLOTS, SLOT_BITS};
+    let rows = reads.iter().map(|&r| r as usize + 1).max().unwrap_or(0).div_ceil(4) * 4;
+    // The last step that reads each row.
+    let mut last = vec![None; rows];
+    for (s, &r) in reads.iter().enumerate() {
+        last[r as usize] = Some(s);
+    }
+    let mut computed = vec![false; rows / 4];
+    let mut slot_of = vec![0u32; rows];
+    // busy[i]: the last step that reads slot i + 1.
+    let mut busy: Vec<usize> = Vec::new();
+    let mut ops = Vec::with_capacity(reads.len());
+    for (s, &r) in reads.iter().enumerate() {
+        let b = r as usize / 4;
+        if computed[b] {
+            ops.push(slot_of[r as usize]);
+            continue;
+        }
+        computed[b] = true;
+        let mut op = COMPUTE;
+        for k in 0..4 {
+            let row = 4 * b + k;
+            let Some(l) = last[row].filter(|&l| l > s) else { continue };
+            // A slot whose last read came before this step is free.
+            let i = match busy.iter().position(|&u| u < s) {
+                Some(i) => i,
+                None => {
+                    busy.push(0);
+                    busy.len() - 1
+                }
+            };
+            busy[i] = l;
+            slot_of[row] = i as u32 + 1;
+            op |= (i as u32 + 1) << (k as u32 * SLOT_BITS);
+        }
+        ops.push(op);
+    }
+    let slots = busy.len() + 1;
+    (slots <= MAX_CACHE_SLOTS).then_some((ops, slots as u32))
+}
 
 /// A plan's tables on the device, in precision `T`.
 pub struct DevicePlan<T: Precision> {
@@ -43,23 +93,20 @@ impl<T: Precision> DevicePlan<T> {
         self.rows
     }
 
-    /// Word-cache slots of the Philox schedule ([`super::philox_schedule`]) of a d = 1 strategy of at
+    /// Word-cache slots of the Philox schedule ([`philox_schedule`]) of a d = 1 strategy of at
     /// most `TABLE_STEPS` steps; 0 when it has none.
     pub fn cache_slots(&self) -> u32 {
         self.cache_slots
     }
 
-    /// The shape of a launch of `paths` paths at `block` threads per block: every launch
-    /// decision (kernel, lanes, shared memory) is a method of it, as in the kernels.
-    pub fn shape(&self, block: u32, paths: usize) -> LaunchShape {
-        let (steps, dims, slots) = (self.steps as usize, self.dims as usize, self.slots as usize);
-        LaunchShape::new(steps, dims, slots, block as usize, paths, core::mem::size_of::<T>())
-    }
-
     /// Scratch elements a generation of `paths` at `block` threads per block needs (0 when
     /// the stack fits in shared memory).
     pub fn scratch_len(&self, paths: usize, block: u32) -> usize {
-        if self.shape(block, paths).stack_fits_shared() { 0 } else { self.slots as usize * self.dims as usize * paths }
+        if lockstep_shared::bridge::stack_fits_shared(self.slots as usize, self.dims as usize, block as usize) {
+            0
+        } else {
+            self.slots as usize * self.dims as usize * paths
+        }
     }
 }
 
@@ -101,44 +148,29 @@ pub enum Variant {
     SobolD1,
 }
 
-/// `DevicePointer`, short: the address parameters besides [`BridgeArgs`].
+/// `DevicePointer`, short: every address parameter of the bridge kernels.
 type Dp<T> = DevicePointer<T>;
 
-/// The bridge kernels' common parameters, passed by value.
-type Args = Param<BridgeArgs>;
-
-// SAFETY: `BridgeArgs` is `#[repr(C)]` plain data (u64 addresses and u32 scalars, no padding
-// the kernels read: `pad` is an explicit field); the kernels take it by value with this layout.
-unsafe impl DeviceCopy for Param<BridgeArgs> {}
-
-// The layout the kernels read (asserted in lockstep-shared and the device crate too).
-const _: () = {
-    use core::mem::{align_of, offset_of, size_of};
-    assert!(size_of::<Param<BridgeArgs>>() == 72 && align_of::<Param<BridgeArgs>>() == 8);
-    assert!(offset_of!(BridgeArgs, coef) == 0 && offset_of!(BridgeArgs, out) == 40);
-    assert!(offset_of!(BridgeArgs, steps) == 48 && offset_of!(BridgeArgs, paths) == 64);
-};
-
-/// The bridge kernels of one precision, with their parameter lists (each bridge kernel starts
-/// with the [`BridgeArgs`] of the launch).
+/// The bridge kernels of one precision, with their parameter lists (each starts with the
+/// strategy `(coef, idx, steps, dims, slots, chol, start, increments)`).
 #[allow(clippy::type_complexity)]
 pub(crate) struct Kernels<'g, T: DeviceCopy> {
-    /// `(args, z)`.
-    buffer: Kernel<'g, (Args, Dp<T>)>,
-    /// `(args, z)`.
-    dims: Kernel<'g, (Args, Dp<T>)>,
-    /// `(args, seed)`.
-    philox: Kernel<'g, (Args, u64)>,
-    /// `(args, dirs, low, offset)`.
-    sobol: Kernel<'g, (Args, Dp<u32>, Dp<u32>, u32)>,
+    /// `(…, scratch, z, out, paths)`.
+    buffer: Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, Dp<T>, Dp<T>, Dp<T>, u32)>,
+    /// `(…, z, out, paths)`.
+    dims: Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, Dp<T>, Dp<T>, u32)>,
+    /// `(…, scratch, seed, out, paths)`.
+    philox: Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, Dp<T>, u64, Dp<T>, u32)>,
+    /// `(…, scratch, dirs, low, offset, out, paths)`.
+    sobol: Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, Dp<T>, Dp<u32>, Dp<u32>, u32, Dp<T>, u32)>,
     /// `(rows, seed, out, paths)`.
     normals_philox: Kernel<'g, (u32, u64, Dp<T>, u32)>,
     /// `(rows, dirs, low, offset, out, paths)`.
     normals_sobol: Kernel<'g, (u32, Dp<u32>, Dp<u32>, u32, Dp<T>, u32)>,
-    /// `(args, seed, sched, cache_slots)`.
-    philox_d1: Kernel<'g, (Args, u64, Dp<u32>, u32)>,
-    /// `(args, dirs, low, offset)`.
-    sobol_d1: Kernel<'g, (Args, Dp<u32>, Dp<u32>, u32)>,
+    /// `(…, seed, sched, cache_slots, out, paths)`.
+    philox_d1: Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, u64, Dp<u32>, u32, Dp<T>, u32)>,
+    /// `(…, dirs, low, offset, out, paths)`.
+    sobol_d1: Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, Dp<u32>, Dp<u32>, u32, Dp<T>, u32)>,
 }
 
 impl<'g, T: DeviceCopy> Kernels<'g, T> {
@@ -258,18 +290,28 @@ impl<'g> Bridge<'g> {
 
     /// The kernel a buffer-source generation of `paths` with `plan` launches at this block size:
     /// [`Variant::BufferDims`] for `2 ≤ d ≤ 4` on the specialised path
-    /// (`LaunchShape::buffer_fast`), [`Variant::Buffer`] otherwise.
+    /// (`lockstep_shared::bridge::buffer_fast`), [`Variant::Buffer`] otherwise.
     pub fn buffer_variant<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize) -> Variant {
-        let shape = plan.shape(self.block, paths);
-        if shape.dims >= 2 && shape.buffer_fast() { Variant::BufferDims } else { Variant::Buffer }
+        let (steps, dims, slots) = (plan.steps as usize, plan.dims as usize, plan.slots as usize);
+        if dims >= 2 && lockstep_shared::bridge::buffer_fast(steps, dims, slots, self.block as usize, paths) {
+            Variant::BufferDims
+        } else {
+            Variant::Buffer
+        }
     }
 
     /// The kernel a generation of `paths` with `plan` from `variant` launches: the buffer source
     /// as [`Bridge::buffer_variant`] says; the fused sources take their d = 1 kernels when
-    /// `LaunchShape::fused_fast_d1` holds (d = 1, stack and strategy in shared memory, 32-bit
-    /// indices); every other variant is itself.
+    /// `lockstep_shared::bridge::fused_fast_d1` holds (d = 1, stack and strategy in shared
+    /// memory, 32-bit indices); every other variant is itself.
     pub fn launched<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize, variant: Variant) -> Variant {
-        let fast = plan.shape(self.block, paths).fused_fast_d1();
+        let fast = lockstep_shared::bridge::fused_fast_d1(
+            plan.steps as usize,
+            plan.dims as usize,
+            plan.slots as usize,
+            self.block as usize,
+            paths,
+        );
         match variant {
             Variant::Buffer => self.buffer_variant(plan, paths),
             Variant::Philox if fast => Variant::PhiloxD1,
@@ -280,9 +322,17 @@ impl<'g> Bridge<'g> {
 
     /// Whether a fused Philox generation of `paths` with `plan` takes the d = 1 kernel with the
     /// host's schedule (each Philox block computed once per path;
-    /// `LaunchShape::fused_philox_cached`), rather than the one-block cache.
+    /// `lockstep_shared::bridge::fused_philox_cached`), rather than the one-block cache.
     pub fn philox_cached<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize) -> bool {
-        plan.shape(self.block, paths).fused_philox_cached(plan.cache_slots as usize)
+        lockstep_shared::bridge::fused_philox_cached(
+            plan.steps as usize,
+            plan.dims as usize,
+            plan.slots as usize,
+            self.block as usize,
+            paths,
+            core::mem::size_of::<T>(),
+            plan.cache_slots as usize,
+        )
     }
 
     /// Copies `plan`'s tables (and, when (N+1)·d ≤ 21,201, its Sobol direction numbers) to the
@@ -297,8 +347,14 @@ impl<'g> Bridge<'g> {
         } else {
             (None, None)
         };
-        // The Philox schedule of a d = 1 strategy short enough for the fast path.
-        let (philox, cache_slots) = match plan.philox_schedule() {
+        // The Philox schedule of a d = 1 strategy short enough for the fast path (row = z).
+        let schedule = (plan.dims() == 1 && plan.steps() <= lockstep_shared::bridge::TABLE_STEPS)
+            .then(|| {
+                let reads: Vec<u32> = t.idx.chunks_exact(INDICES).map(|row| row[3]).collect();
+                philox_schedule(&reads)
+            })
+            .flatten();
+        let (philox, cache_slots) = match schedule {
             Some((ops, slots)) => (Some(upload(&ops)?), slots),
             None => (None, 0),
         };
@@ -329,25 +385,6 @@ impl<'g> Bridge<'g> {
         scratch: Option<&mut DeviceSlice<T>>,
         out: &mut DeviceSlice<T>,
     ) -> Result<()> {
-        let (args, len) = self.prologue(plan, paths, output, scratch, out)?;
-        match source {
-            DeviceSource::Buffer(z) => self.launch_buffer(plan, args, len, z),
-            DeviceSource::Philox { seed } => self.launch_philox(plan, args, seed),
-            DeviceSource::Sobol { offset } => self.launch_sobol(plan, args, offset),
-        }
-    }
-
-    /// The checks and parameters every generation shares: `out` holds `(N+1)·d·paths`
-    /// elements (returned as the length), the scratch buffer is there when the stack needs it
-    /// (else `out` stands in, never dereferenced), and the kernels' [`BridgeArgs`].
-    fn prologue<T: Precision>(
-        &self,
-        plan: &DevicePlan<T>,
-        paths: usize,
-        output: Output,
-        scratch: Option<&mut DeviceSlice<T>>,
-        out: &mut DeviceSlice<T>,
-    ) -> Result<(BridgeArgs, usize)> {
         let n = len_u32("paths", paths)?;
         let len = plan.rows.checked_mul(paths).ok_or(Error::TooLarge {
             what: "(N+1)·d·paths output elements",
@@ -356,10 +393,10 @@ impl<'g> Bridge<'g> {
         })?;
         expect_len("out", out.len(), len)?;
         let need = plan.scratch_len(paths, self.block);
-        let scratch = match scratch {
+        let sp: DevicePointer<T> = match scratch {
             Some(s) if need > 0 => {
                 expect_len("scratch", s.len(), need)?;
-                s.as_device_ptr().as_raw()
+                s.as_device_ptr()
             }
             None if need > 0 => {
                 return Err(Error::InvalidInput {
@@ -370,110 +407,170 @@ impl<'g> Bridge<'g> {
                     ),
                 });
             }
-            _ => out.as_device_ptr().as_raw(), // never dereferenced: the stack lives in shared memory
+            _ => out.as_device_ptr(), // never dereferenced: the stack lives in shared memory
         };
-        let args = BridgeArgs {
-            coef: plan.coef.as_device_ptr().as_raw(),
-            idx: plan.idx.as_device_ptr().as_raw(),
-            chol: plan.chol.as_device_ptr().as_raw(),
-            start: plan.start.as_device_ptr().as_raw(),
-            scratch,
-            out: out.as_device_ptr().as_raw(),
-            steps: plan.steps,
-            dims: plan.dims,
-            slots: plan.slots,
-            increments: (output == Output::Increments) as u32,
-            paths: n,
-            pad: 0,
-        };
-        Ok((args, len))
-    }
-
-    /// The grid of one thread per path.
-    fn path_grid(&self, args: &BridgeArgs) -> Result<Grid1d> {
-        Grid1d::for_len(args.paths as u64, self.block)
-    }
-
-    /// The buffer source: `bridge_*`, or `bridge_dims_*` for 2 ≤ d ≤ 4 on the specialised path,
-    /// with one, two or four paths per thread (f32: by the shape and the buffers' alignment) as
-    /// the kernel decides.
-    fn launch_buffer<T: Precision>(
-        &self,
-        plan: &DevicePlan<T>,
-        args: BridgeArgs,
-        len: usize,
-        z: &DeviceSlice<T>,
-    ) -> Result<()> {
-        expect_len("z", z.len(), len)?;
-        let zp = z.as_device_ptr();
-        let shape = plan.shape(self.block, args.paths as usize);
-        let lanes = shape.buffer_lanes_at(zp.as_raw() | args.out);
-        let grid = Grid1d::for_len((args.paths as u64).div_ceil(lanes as u64), self.block)?;
-        // The stack (and on the specialised path the strategy) in dynamic shared memory, sized
-        // for this launch: ≤ 44 KiB, under the 48 KiB default limit.
-        let shared_bytes = shared_u32(shape.buffer_shared_bytes())?;
+        let grid = Grid1d::for_len(n as u64, self.block)?;
         let k = T::pick(self);
-        if self.buffer_variant(plan, args.paths as usize) == Variant::BufferDims {
-            // SAFETY: mirrors `bridge_dims_f32/f64(args, z)`; the tables come from one validated
-            // Plan, z/out hold (N+1)·d·paths (checked), buffer_fast holds with 2 ≤ d ≤ 4,
-            // shared_bytes and the grid as the kernel expects (buffer_shared_bytes, buffer_lanes_at).
-            return unsafe { k.dims.launch(self.gpu, grid, shared_bytes, (Param(args), zp)) };
-        }
-        // SAFETY: mirrors `bridge_f32/f64(args, z)`; the tables come from one validated Plan,
-        // z/out hold (N+1)·d·paths (checked), scratch as the prologue checked, shared_bytes and
-        // the grid (paths / lanes threads or more) as the kernel expects (buffer_shared_bytes,
-        // buffer_lanes_at).
-        unsafe { k.buffer.launch(self.gpu, grid, shared_bytes, (Param(args), zp)) }
-    }
-
-    /// Philox in registers: `bridge_philox_d1_*` on the d = 1 fast path (with the plan's
-    /// schedule and word cache when they fit), else `bridge_philox_*`.
-    fn launch_philox<T: Precision>(&self, plan: &DevicePlan<T>, args: BridgeArgs, seed: u64) -> Result<()> {
-        let (paths, k, grid) = (args.paths as usize, T::pick(self), self.path_grid(&args)?);
-        let shape = plan.shape(self.block, paths);
-        // The fused kernels' dynamic shared memory (stack, strategy on the d = 1 path): ≤ 48 KiB.
-        let base = shared_u32(shape.fused_shared_bytes(false))?;
-        if self.launched(plan, paths, Variant::Philox) != Variant::PhiloxD1 {
-            // SAFETY: mirrors `bridge_philox_f32/f64(args, seed)`; the tables come from one
-            // validated Plan, out holds (N+1)·d·paths, scratch as the prologue checked,
-            // shared_bytes = fused_shared_bytes(false) as the kernel expects.
-            return unsafe { k.philox.launch(self.gpu, grid, base, (Param(args), seed)) };
-        }
-        // The schedule and its word cache after the fused stack and strategy, when they fit
-        // (≤ 48 KiB in all), else none (the kernel then keeps one block).
-        let idx = plan.idx.as_device_ptr();
-        let (sched, cache_slots, extra) = match &plan.philox {
-            Some(ops) if self.philox_cached(plan, paths) => {
-                (ops.as_device_ptr(), plan.cache_slots, shape.philox_cache_bytes(plan.cache_slots as usize) as u32)
-            }
-            _ => (idx, 0, 0),
+        let (cp, ip, hp, xp, op) = (
+            plan.coef.as_device_ptr(),
+            plan.idx.as_device_ptr(),
+            plan.chol.as_device_ptr(),
+            plan.start.as_device_ptr(),
+            out.as_device_ptr(),
+        );
+        let inc = (output == Output::Increments) as u32;
+        // The fused kernels' dynamic shared memory (stack, strategy on the d = 1 path, Sobol
+        // tables when they fit): ≤ 48 KiB, the default limit.
+        let fused_bytes = |sobol: bool| {
+            let bytes = lockstep_shared::bridge::fused_shared_bytes(
+                plan.steps as usize,
+                plan.dims as usize,
+                plan.slots as usize,
+                self.block as usize,
+                paths,
+                core::mem::size_of::<T>(),
+                sobol,
+            );
+            u32::try_from(bytes).map_err(|_| Error::TooLarge {
+                what: "shared memory bytes",
+                value: bytes as u64,
+                max: u32::MAX as u64,
+            })
         };
-        // With cache_slots > 0, sched holds this plan's `steps` entries using cache_slots slots
-        // (`Plan::philox_schedule`) and `fused_philox_cached` holds, so the shared bytes add
-        // philox_cache_bytes(cache_slots).
-        // SAFETY: mirrors `bridge_philox_d1_*(args, seed, sched, cache_slots)`; fused_fast_d1
-        // holds (launched), the tables come from one validated Plan, out holds (N+1)·d·paths.
-        unsafe { k.philox_d1.launch(self.gpu, grid, base + extra, (Param(args), seed, sched, cache_slots)) }
-    }
-
-    /// Sobol in registers: `bridge_sobol_d1_*` on the d = 1 fast path, else `bridge_sobol_*`
-    /// (the warp method's tables in shared memory where they fit).
-    fn launch_sobol<T: Precision>(&self, plan: &DevicePlan<T>, args: BridgeArgs, offset: u32) -> Result<()> {
-        let (paths, k, grid) = (args.paths as usize, T::pick(self), self.path_grid(&args)?);
-        let (dirs, low) = self.sobol_dirs(plan, offset, paths)?;
-        let shared_bytes = shared_u32(plan.shape(self.block, paths).fused_shared_bytes(true))?;
-        let call = (Param(args), dirs, low, offset);
-        if self.launched(plan, paths, Variant::Sobol) == Variant::SobolD1 {
-            // SAFETY: mirrors `bridge_sobol_d1_*(args, dirs, low, offset)`; fused_fast_d1 holds
-            // (launched), dirs and low hold (N+1)·d·32 words, offset + paths ≤ 2^32 (checked),
-            // the block is whole warps, shared_bytes = fused_shared_bytes(true).
-            return unsafe { k.sobol_d1.launch(self.gpu, grid, shared_bytes, call) };
+        match source {
+            DeviceSource::Buffer(z) => {
+                expect_len("z", z.len(), len)?;
+                let zp = z.as_device_ptr();
+                // One, two or four paths per thread (f32: by the shape and the buffers' alignment),
+                // as the kernel decides.
+                let lanes = lockstep_shared::bridge::buffer_lanes_at(
+                    plan.steps as usize,
+                    plan.dims as usize,
+                    plan.slots as usize,
+                    self.block as usize,
+                    paths,
+                    core::mem::size_of::<T>(),
+                    zp.as_raw() | op.as_raw(),
+                );
+                let grid = Grid1d::for_len((n as u64).div_ceil(lanes as u64), self.block)?;
+                // The stack (and on the d = 1 path the strategy) in dynamic shared memory, sized
+                // for this launch: ≤ 44 KiB, under the 48 KiB default limit.
+                let bytes = lockstep_shared::bridge::buffer_shared_bytes(
+                    plan.steps as usize,
+                    plan.dims as usize,
+                    plan.slots as usize,
+                    self.block as usize,
+                    paths,
+                    core::mem::size_of::<T>(),
+                );
+                let shared_bytes = u32::try_from(bytes).map_err(|_| Error::TooLarge {
+                    what: "shared memory bytes",
+                    value: bytes as u64,
+                    max: u32::MAX as u64,
+                })?;
+                if self.buffer_variant(plan, paths) == Variant::BufferDims {
+                    // SAFETY: arguments mirror `bridge_dims_f32/f64(coef, idx, steps, dims, slots,
+                    // chol, start, increments, z, out, paths)`; the tables come from one validated
+                    // Plan, z/out hold (N+1)·d·paths, buffer_fast holds with 2 ≤ d ≤ 4, shared_bytes
+                    // and the grid as the kernel expects (buffer_shared_bytes, buffer_lanes).
+                    return unsafe {
+                        k.dims.launch(
+                            self.gpu,
+                            grid,
+                            shared_bytes,
+                            (cp, ip, plan.steps, plan.dims, plan.slots, hp, xp, inc, zp, op, n),
+                        )
+                    };
+                }
+                // SAFETY: arguments mirror `bridge_f32/f64(coef, idx, steps, dims, slots, chol, start,
+                // increments, scratch, z, out, paths)`; the tables come from one validated Plan,
+                // z/out hold (N+1)·d·paths, scratch as checked, shared_bytes and the grid (paths /
+                // lanes threads or more) as the kernel expects (buffer_shared_bytes, buffer_lanes).
+                unsafe {
+                    k.buffer.launch(
+                        self.gpu,
+                        grid,
+                        shared_bytes,
+                        (cp, ip, plan.steps, plan.dims, plan.slots, hp, xp, inc, sp, zp, op, n),
+                    )
+                }
+            }
+            DeviceSource::Philox { seed } if self.launched(plan, paths, Variant::Philox) == Variant::PhiloxD1 => {
+                // The schedule and its word cache after the fused stack and strategy, when they
+                // fit (≤ 48 KiB in all), else none (the kernel then keeps one block).
+                let (sched, cache_slots, extra) = match &plan.philox {
+                    Some(ops) if self.philox_cached(plan, paths) => (
+                        ops.as_device_ptr(),
+                        plan.cache_slots,
+                        lockstep_shared::bridge::philox_cache_bytes(
+                            plan.steps as usize,
+                            plan.cache_slots as usize,
+                            self.block as usize,
+                        ) as u32,
+                    ),
+                    _ => (ip, 0, 0),
+                };
+                let shared_bytes = fused_bytes(false)? + extra;
+                // The kernel: `bridge_philox_d1_*(coef, idx, steps, dims, slots, chol, start,
+                // increments, seed, sched, cache_slots, out, paths)`. With cache_slots > 0, sched
+                // holds this plan's `steps` entries using cache_slots slots (`philox_schedule`) and
+                // `fused_philox_cached` holds, so shared_bytes adds philox_cache_bytes(..).
+                // SAFETY: arguments mirror the kernel's; fused_fast_d1 holds (just checked), the
+                // tables come from one validated Plan, out holds (N+1)·d·paths, sched as above.
+                unsafe {
+                    k.philox_d1.launch(
+                        self.gpu,
+                        grid,
+                        shared_bytes,
+                        (cp, ip, plan.steps, plan.dims, plan.slots, hp, xp, inc, seed, sched, cache_slots, op, n),
+                    )
+                }
+            }
+            DeviceSource::Philox { seed } => {
+                let shared_bytes = fused_bytes(false)?;
+                // SAFETY: as the buffer kernel with `seed: u64` in place of z; shared_bytes =
+                // fused_shared_bytes(.., false) as the kernel expects.
+                unsafe {
+                    k.philox.launch(
+                        self.gpu,
+                        grid,
+                        shared_bytes,
+                        (cp, ip, plan.steps, plan.dims, plan.slots, hp, xp, inc, sp, seed, op, n),
+                    )
+                }
+            }
+            DeviceSource::Sobol { offset } if self.launched(plan, paths, Variant::Sobol) == Variant::SobolD1 => {
+                let (dirs, low) = self.sobol_dirs(plan, offset, paths)?;
+                let shared_bytes = fused_bytes(true)?;
+                // SAFETY: mirrors `bridge_sobol_d1_*(coef, idx, steps, dims, slots, chol, start,
+                // increments, dirs, low, offset, out, paths)`; fused_fast_d1 holds (just
+                // checked), dirs and low hold (N+1)·d·32 words, offset + paths ≤ 2^32 (checked),
+                // the block is whole warps, shared_bytes = fused_shared_bytes(.., true).
+                unsafe {
+                    k.sobol_d1.launch(
+                        self.gpu,
+                        grid,
+                        shared_bytes,
+                        (cp, ip, plan.steps, plan.dims, plan.slots, hp, xp, inc, dirs, low, offset, op, n),
+                    )
+                }
+            }
+            DeviceSource::Sobol { offset } => {
+                let (dirs, low) = self.sobol_dirs(plan, offset, paths)?;
+                let shared_bytes = fused_bytes(true)?;
+                // SAFETY: as the buffer kernel with (dirs, low, offset) in place of z; dirs and
+                // low hold (N+1)·d·32 words, offset + paths ≤ 2^32 (checked), the block is whole
+                // warps (`block_size`), shared_bytes = fused_shared_bytes(.., true).
+                unsafe {
+                    k.sobol.launch(
+                        self.gpu,
+                        grid,
+                        shared_bytes,
+                        (cp, ip, plan.steps, plan.dims, plan.slots, hp, xp, inc, sp, dirs, low, offset, op, n),
+                    )
+                }
+            }
         }
-        // SAFETY: mirrors `bridge_sobol_*(args, dirs, low, offset)`; as the buffer kernel with
-        // (dirs, low, offset) in place of z: dirs and low hold (N+1)·d·32 words, offset + paths
-        // ≤ 2^32 (checked), the block is whole warps (`block_size`), shared_bytes =
-        // fused_shared_bytes(true).
-        unsafe { k.sobol.launch(self.gpu, grid, shared_bytes, call) }
     }
 
     fn sobol_dirs<T: Precision>(
@@ -626,13 +723,4 @@ impl<'g> Bridge<'g> {
         crate::gpu::download_into(&z, &mut host)?;
         Ok(host)
     }
-}
-
-/// Dynamic shared memory bytes as the driver takes them.
-fn shared_u32(bytes: usize) -> Result<u32> {
-    u32::try_from(bytes).map_err(|_| Error::TooLarge {
-        what: "shared memory bytes",
-        value: bytes as u64,
-        max: u32::MAX as u64,
-    })
 }

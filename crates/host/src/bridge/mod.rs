@@ -16,9 +16,7 @@ pub use cpu::{
 };
 #[cfg(feature = "gpu")]
 pub use gpu::{Bridge, DEFAULT_BLOCK, DevicePlan, DeviceSource, Variant};
-pub use plan::{
-    BridgeSpec, Noise, Plan, Precision, Tables, bisection_order, first_then_bisection, forward_order, philox_schedule,
-};
+pub use plan::{BridgeSpec, Noise, Plan, Precision, Tables, bisection_order, first_then_bisection, forward_order};
 
 use crate::{Backend, Result};
 
@@ -41,3 +39,8 @@ pub fn generate<T: Precision>(
         Backend::Gpu(gpu) => match gpu.never {},
     }
 }
+
+/// Philox schedule planning, for the tests of the fused kernels.
+#[cfg(feature = "gpu")]
+#[doc(hidden)]
+pub use gpu::philox_schedule;

@@ -8,18 +8,29 @@ macro_rules! bridge_kernels {
         /// The bridge with normals from the buffer `z` (`[row][path]`, `steps·d·paths`).
         ///
         /// # Safety
-        /// The addresses of `a` ([`BridgeArgs`]): `coef` holds `steps·COEFS`, `idx`
-        /// `steps·INDICES` (8 per row; slots < `slots`, z and out rows < steps), `chol` `d²`,
-        /// `start` `d`, `out` (and `z`) `steps·d·paths` elements, `scratch` `slots·d·paths` when
-        /// `slots·d·blockDim > SHARED_STACK`; `1 ≤ d ≤ MAX_DIMS`; with `shape` the
-        /// [`LaunchShape`] of `a` at blockDim, the launch has `shape.buffer_shared_bytes()` bytes
-        /// of dynamic shared memory and at least `paths / shape.buffer_lanes_at(..)` threads
+        /// `coef` holds `steps·COEFS`, `idx` `steps·INDICES` (8 per row; slots < `slots`, z and out rows < steps),
+        /// `chol` `d²`, `start` `d`, `z` and `out` `steps·d·paths` elements, `scratch`
+        /// `slots·d·paths` when `slots·d·blockDim > SHARED_STACK`; `1 ≤ d ≤ MAX_DIMS`; the
+        /// launch has `buffer_shared_bytes(steps, d, slots, blockDim, paths, size_of::<T>())`
+        /// bytes of dynamic shared memory and at least `paths / buffer_lanes_at(..)` threads
         /// (rounded up; extra threads return).
         #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $buffer(a: BridgeArgs, z: *const $t) {
-            let (coef, idx, chol, start, scratch, out, sh) = unpack::<$t>(a);
-            let Shape { steps, dims, slots, increments, paths } = sh;
+        pub unsafe extern "ptx-kernel" fn $buffer(
+            coef: *const $t,
+            idx: *const u32,
+            steps: u32,
+            dims: u32,
+            slots: u32,
+            chol: *const $t,
+            start: *const $t,
+            increments: u32,
+            scratch: *mut $t,
+            z: *const $t,
+            out: *mut $t,
+            paths: u32,
+        ) {
             let p = index_1d();
+            let sh = Shape { steps, dims, slots, increments, paths };
             // The stack (and on the d = 1 path the strategy) in dynamic shared memory of
             // `buffer_shared_bytes(..)` bytes (the launcher's contract).
             let dynamic = dynamic_shared!($dyn);
@@ -28,10 +39,10 @@ macro_rules! bridge_kernels {
             let (n, b) = (paths as usize, block as usize);
             // d = 2..=FAST_DIMS on the specialised path run in `bridge_dims_*` (the launcher
             // decides with `buffer_fast` too), so their registers do not weigh on this kernel.
-            let d1 = LaunchShape::new(steps as usize, 1, slots as usize, b, n, core::mem::size_of::<$t>());
-            let fast = dims == 1 && d1.buffer_fast();
+            let fast = dims == 1 && buffer_fast(steps as usize, 1, slots as usize, b, n);
             let addrs = z as u64 | out as u64;
-            let lanes = if $pairs && fast { d1.buffer_lanes_at(addrs) } else { 1 };
+            let lanes =
+                if $pairs && fast { buffer_lanes_at(steps as usize, 1, slots as usize, b, n, 4, addrs) } else { 1 };
             if lanes == 4 && !paths.is_multiple_of(4) {
                 // f32, d = 1, odd path count: thread q takes paths 4q..4q + 4 as one
                 // `F32x4`, each row's elements read and written as its class mod 4 allows
@@ -131,19 +142,28 @@ macro_rules! bridge_kernels {
         /// `buffer_lanes` says so.
         ///
         /// # Safety
-        /// As the buffer kernel, with `shape.buffer_fast()` and
+        /// As the buffer kernel, with `buffer_fast(steps, d, slots, blockDim, paths)` and
         /// `2 ≤ d ≤ FAST_DIMS`.
         #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $dims(a: BridgeArgs, z: *const $t) {
-            let (coef, idx, chol, start, _, out, sh) = unpack::<$t>(a);
-            let Shape { steps, dims, slots, increments, paths } = sh;
+        pub unsafe extern "ptx-kernel" fn $dims(
+            coef: *const $t,
+            idx: *const u32,
+            steps: u32,
+            dims: u32,
+            slots: u32,
+            chol: *const $t,
+            start: *const $t,
+            increments: u32,
+            z: *const $t,
+            out: *mut $t,
+            paths: u32,
+        ) {
             // The stack, then the strategy, in dynamic shared memory of
             // `buffer_shared_bytes(..)` bytes (the launcher's contract).
             let dynamic = dynamic_shared!($dyn2);
             let (n, b) = (paths as usize, block_dim_x() as usize);
             if $pairs
-                && LaunchShape::new(steps as usize, dims as usize, slots as usize, b, n, 4).buffer_lanes_at(z as u64 | out as u64)
-                    == 2
+                && buffer_lanes_at(steps as usize, dims as usize, slots as usize, b, n, 4, z as u64 | out as u64) == 2
             {
                 // As the d = 1 pairs path of the buffer kernel. Uniform over the block.
                 // SAFETY: the kernel's contract with `$t` = f32 (`$pairs`), so the tables and
@@ -177,12 +197,25 @@ macro_rules! bridge_kernels {
         ///
         /// # Safety
         /// As the buffer kernel, without `z`; the launch has
-        /// `shape.fused_shared_bytes(false)` bytes of
+        /// `fused_shared_bytes(steps, d, slots, blockDim, paths, size_of::<T>(), false)` bytes of
         /// dynamic shared memory.
         #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $philox(a: BridgeArgs, seed: u64) {
-            let (coef, idx, chol, start, scratch, out, sh) = unpack::<$t>(a);
+        pub unsafe extern "ptx-kernel" fn $philox(
+            coef: *const $t,
+            idx: *const u32,
+            steps: u32,
+            dims: u32,
+            slots: u32,
+            chol: *const $t,
+            start: *const $t,
+            increments: u32,
+            scratch: *mut $t,
+            seed: u64,
+            out: *mut $t,
+            paths: u32,
+        ) {
             let p = index_1d();
+            let sh = Shape { steps, dims, slots, increments, paths };
             let dynamic = dynamic_shared!($s2);
             // SAFETY: forwarded from this kernel's contract.
             unsafe {
@@ -204,36 +237,53 @@ macro_rules! bridge_kernels {
 
         /// The bridge with Sobol normals generated in registers (fused): path `p` takes point
         /// `offset + p`, row `j` dimension `j`. When the tables fit
-        /// (`LaunchShape::fused_sobol_warp`) by the warp method ([`stage_sobol`]),
+        /// (`lockstep_shared::bridge::fused_sobol_warp`) by the warp method ([`stage_sobol`]),
         /// otherwise by the Gray-code walk per element.
         ///
         /// # Safety
         /// As the buffer kernel, without `z`; `dirs` holds `steps·d·32` direction numbers, `low`
         /// `steps·d·32` low-table words (`sobol::low_table` per row), `offset + paths ≤ 2^32`;
         /// blockDim is a multiple of 32; the launch has
-        /// `shape.fused_shared_bytes(true)` bytes of
+        /// `fused_shared_bytes(steps, d, slots, blockDim, paths, size_of::<T>(), true)` bytes of
         /// dynamic shared memory.
         #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $sobol(a: BridgeArgs, dirs: *const u32, low: *const u32, offset: u32) {
-            let (coef, idx, chol, start, scratch, out, sh) = unpack::<$t>(a);
-            let Shape { steps, dims, slots, increments: _, paths } = sh;
+        pub unsafe extern "ptx-kernel" fn $sobol(
+            coef: *const $t,
+            idx: *const u32,
+            steps: u32,
+            dims: u32,
+            slots: u32,
+            chol: *const $t,
+            start: *const $t,
+            increments: u32,
+            scratch: *mut $t,
+            dirs: *const u32,
+            low: *const u32,
+            offset: u32,
+            out: *mut $t,
+            paths: u32,
+        ) {
             let p = index_1d();
+            let sh = Shape { steps, dims, slots, increments, paths };
             let dynamic = dynamic_shared!($s3);
             let (block, size) = (block_dim_x() as usize, core::mem::size_of::<$t>());
-            let shape = LaunchShape::new(steps as usize, dims as usize, slots as usize, block, paths as usize, size);
-            if shape.fused_sobol_warp() {
+            if fused_sobol_warp(steps as usize, dims as usize, slots as usize, block, paths as usize, size) {
                 // The tables after the fused stack and strategy (uniform condition: every thread
                 // stages and meets the barrier).
-                let base = shared_addr(dynamic) + shape.fused_base_bytes() as u32;
+                let base = shared_addr(dynamic)
+                    + fused_base_bytes(steps as usize, dims as usize, slots as usize, block, paths as usize, size)
+                        as u32;
                 // SAFETY: dirs/low hold steps·d rows (contract); the dynamic array holds
                 // warp_shared_bytes(steps·d, blockDim) bytes at base (`fused_shared_bytes`).
                 let z = unsafe { stage_sobol(dirs, low, steps * dims, offset, base) };
                 // SAFETY: forwarded from this kernel's contract; the tables are staged.
                 unsafe { run_fused::<$t>(sh, dynamic, coef, idx, chol, start, scratch, out, p, z, true) }
-            } else if shape.fused_sobol_pairs() {
+            } else if fused_sobol_pairs(steps as usize, dims as usize, slots as usize, block, paths as usize, size) {
                 // The high parts alone after the fused stack and strategy, the low tables from
                 // global memory (uniform condition, as above).
-                let base = shared_addr(dynamic) + shape.fused_base_bytes() as u32;
+                let base = shared_addr(dynamic)
+                    + fused_base_bytes(steps as usize, dims as usize, slots as usize, block, paths as usize, size)
+                        as u32;
                 // SAFETY: dirs/low hold steps·d rows (contract); the dynamic array holds
                 // pairs_shared_bytes(steps·d, blockDim) bytes at base (`fused_shared_bytes`).
                 let z = unsafe { stage_sobol_global(dirs, low, steps * dims, offset, base) };
@@ -254,29 +304,41 @@ macro_rules! bridge_kernels {
         /// cache of `PhiloxNormals`.
         ///
         /// # Safety
-        /// As `bridge_philox_*`, and `shape.fused_fast_d1()`
+        /// As `bridge_philox_*`, and `fused_fast_d1(steps, dims, slots, blockDim, paths)`
         /// holds (otherwise nothing is written); when `cache_slots > 0`, `sched` holds the
         /// `steps` entries of the host's schedule of this strategy using `cache_slots` slots
-        /// (`lockstep::bridge::Plan::philox_schedule`), and the launch has
-        /// `shape.fused_shared_bytes(false) + shape.philox_cache_bytes(cache_slots)`
+        /// (`lockstep::kernels::bridge::philox_schedule`), and the launch has
+        /// `fused_shared_bytes(.., false) + philox_cache_bytes(steps, cache_slots, blockDim)`
         /// bytes of dynamic shared memory when `fused_philox_cached` holds.
         #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $philox_d1(a: BridgeArgs, seed: u64, sched: *const u32, cache_slots: u32) {
-            let (coef, idx, chol, start, _, out, sh) = unpack::<$t>(a);
-            let Shape { steps, dims, slots, increments: _, paths } = sh;
+        pub unsafe extern "ptx-kernel" fn $philox_d1(
+            coef: *const $t,
+            idx: *const u32,
+            steps: u32,
+            dims: u32,
+            slots: u32,
+            chol: *const $t,
+            start: *const $t,
+            increments: u32,
+            seed: u64,
+            sched: *const u32,
+            cache_slots: u32,
+            out: *mut $t,
+            paths: u32,
+        ) {
             let (block, size) = (block_dim_x() as usize, core::mem::size_of::<$t>());
-            let shape = LaunchShape::new(steps as usize, dims as usize, slots as usize, block, paths as usize, size);
-            if !shape.fused_fast_d1() {
+            if !fused_fast_d1(steps as usize, dims as usize, slots as usize, block, paths as usize) {
                 return; // uniform: the launcher never starts this kernel then
             }
             let p = index_1d();
+            let sh = Shape { steps, dims, slots, increments, paths };
             let dynamic = dynamic_shared!($s5);
-            let c = cache_slots as usize;
-            let d1 = LaunchShape { dims: 1, ..shape };
-            if d1.fused_philox_cached(c) {
+            let (n, c) = (steps as usize, cache_slots as usize);
+            if fused_philox_cached(n, 1, slots as usize, block, paths as usize, size, c) {
                 // The schedule, then the word cache, after the fused stack and strategy (uniform
                 // condition: every thread copies its share and meets the barrier).
-                let base = shared_addr(dynamic) + d1.fused_base_bytes() as u32;
+                let base =
+                    shared_addr(dynamic) + fused_base_bytes(n, 1, slots as usize, block, paths as usize, size) as u32;
                 let (t, b) = (thread_idx_x(), block_dim_x());
                 let mut i = t;
                 while i < steps {
@@ -285,7 +347,7 @@ macro_rules! bridge_kernels {
                     unsafe { st_shared_u32(base + i * 4, *sched.add(i as usize)) };
                     i += b;
                 }
-                let words = base + d1.philox_cache_bytes(0) as u32 + t * 4;
+                let words = base + philox_cache_bytes(n, 0, block) as u32 + t * 4;
                 let cache = SharedWords { base: words, stride: b * 4 };
                 let z = ScheduledPhilox { key: key(seed), path: p as u64, op: base, cache };
                 // SAFETY: forwarded from this kernel's contract; fused_fast_d1 holds (checked);
@@ -303,29 +365,45 @@ macro_rules! bridge_kernels {
         /// when its tables fit (`fused_sobol_warp`), else by the Gray-code walk per element.
         ///
         /// # Safety
-        /// As `bridge_sobol_*`, and `shape.fused_fast_d1()` holds
+        /// As `bridge_sobol_*`, and `fused_fast_d1(steps, dims, slots, blockDim, paths)` holds
         /// (otherwise nothing is written).
         #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $sobol_d1(a: BridgeArgs, dirs: *const u32, low: *const u32, offset: u32) {
-            let (coef, idx, chol, start, _, out, sh) = unpack::<$t>(a);
-            let Shape { steps, dims, slots, increments: _, paths } = sh;
+        pub unsafe extern "ptx-kernel" fn $sobol_d1(
+            coef: *const $t,
+            idx: *const u32,
+            steps: u32,
+            dims: u32,
+            slots: u32,
+            chol: *const $t,
+            start: *const $t,
+            increments: u32,
+            dirs: *const u32,
+            low: *const u32,
+            offset: u32,
+            out: *mut $t,
+            paths: u32,
+        ) {
             let (block, size) = (block_dim_x() as usize, core::mem::size_of::<$t>());
-            let shape = LaunchShape::new(steps as usize, dims as usize, slots as usize, block, paths as usize, size);
-            if !shape.fused_fast_d1() {
+            if !fused_fast_d1(steps as usize, dims as usize, slots as usize, block, paths as usize) {
                 return; // uniform: the launcher never starts this kernel then
             }
             let p = index_1d();
+            let sh = Shape { steps, dims, slots, increments, paths };
             let dynamic = dynamic_shared!($s6);
-            if shape.fused_sobol_warp() {
-                let base = shared_addr(dynamic) + shape.fused_base_bytes() as u32;
+            if fused_sobol_warp(steps as usize, dims as usize, slots as usize, block, paths as usize, size) {
+                let base = shared_addr(dynamic)
+                    + fused_base_bytes(steps as usize, dims as usize, slots as usize, block, paths as usize, size)
+                        as u32;
                 // SAFETY: dirs/low hold steps rows (contract, d = 1); the dynamic array holds
                 // warp_shared_bytes(steps, blockDim) bytes at base (`fused_shared_bytes`); the
                 // barrier in `stage_table` comes before any read.
                 let z = unsafe { stage_sobol(dirs, low, steps, offset, base) };
                 // SAFETY: forwarded from this kernel's contract.
                 unsafe { run_fused_d1::<$t>(sh, dynamic, coef, idx, chol, start, out, z) }
-            } else if shape.fused_sobol_pairs() {
-                let base = shared_addr(dynamic) + shape.fused_base_bytes() as u32;
+            } else if fused_sobol_pairs(steps as usize, dims as usize, slots as usize, block, paths as usize, size) {
+                let base = shared_addr(dynamic)
+                    + fused_base_bytes(steps as usize, dims as usize, slots as usize, block, paths as usize, size)
+                        as u32;
                 // SAFETY: dirs/low hold steps rows (contract, d = 1); the dynamic array holds
                 // pairs_shared_bytes(steps, blockDim) bytes at base (`fused_shared_bytes`); the
                 // barrier in `stage_table` comes before any read.

@@ -379,8 +379,7 @@ pub(super) unsafe fn buffer_small_io<T: SharedIo, const D: usize, const P: usize
     // SAFETY: the dynamic array holds the stack's bytes, then `steps` coefficient rows, then
     // `steps` index rows (contract); every offset is a multiple of 16.
     let (tc, ti) = unsafe {
-        let stack = LaunchShape::new(steps as usize, D, slots as usize, block as usize, 0, size).stack_bytes(size);
-        let tc = dynamic.add(stack) as *mut T::Coef;
+        let tc = dynamic.add(buffer_stack_bytes(slots as usize, D, block as usize, size)) as *mut T::Coef;
         (tc, tc.add(steps as usize * COEFS) as *mut u32)
     };
     // SAFETY: coef/idx hold steps rows (contract), tc/ti steps rows (above).

@@ -76,7 +76,7 @@ pub(super) unsafe fn run_fused<T: Real>(
         return;
     }
     // SAFETY: forwarded from the contract; the stack (when it fits) at the start of the
-    // dynamic array, `LaunchShape::stack_bytes` long; p < paths.
+    // dynamic array, `buffer_stack_bytes` long; p < paths.
     unsafe { run::<T>(sh, dynamic as *mut T, coef, idx, chol, start, scratch, out, p as usize, z) }
 }
 
@@ -88,15 +88,6 @@ pub(super) struct Shape {
     pub(super) slots: u32,
     pub(super) increments: u32,
     pub(super) paths: u32,
-}
-
-/// The bridge kernels' common parameters ([`BridgeArgs`]) as pointers of precision `T`
-/// (`coef, idx, chol, start, scratch, out`) and the scalars.
-#[inline(always)]
-#[allow(clippy::type_complexity)]
-pub(super) fn unpack<T>(a: BridgeArgs) -> (*const T, *const u32, *const T, *const T, *mut T, *mut T, Shape) {
-    let sh = Shape { steps: a.steps, dims: a.dims, slots: a.slots, increments: a.increments, paths: a.paths };
-    (a.coef as *const T, a.idx as *const u32, a.chol as *const T, a.start as *const T, a.scratch as *mut T, a.out as *mut T, sh)
 }
 
 /// # Safety
