@@ -1,6 +1,6 @@
 //! `lockstep.bridge`: a reusable [`Plan`] and generation into a new `(N+1, d, paths)` array.
 
-use crate::run::{Device, Fail, Work, check_alloc, interruptible, to_py};
+use crate::run::{Device, Fail, Work, check_alloc, single_pass, to_py};
 use lockstep::bridge::{self, BridgeSpec, Noise, Output, Plan, Precision, Source};
 use numpy::ndarray::Array3;
 use numpy::{Element, IntoPyArray, PyArray3, PyReadonlyArrayDyn};
@@ -141,7 +141,7 @@ fn generate_typed<'py, T: Precision + Element>(
     bridge::check_generation(&plan, &src, paths).map_err(to_py)?;
     check_alloc("the output ((N+1)·d·paths values)", plan.rows() as u128 * paths as u128, size_of::<T>() as u128)?;
     let device = Device::parse(py, device)?;
-    let data = interruptible(py, |stop| generate_on(device, &plan, src, paths, output, stop))?;
+    let data = single_pass(py, device, |stop| generate_on(device, &plan, src, paths, output, stop))?;
     let arr = Array3::from_shape_vec((rows, d, paths), data)
         .map_err(|e| PyValueError::new_err(format!("output shape: {e}")))?;
     Ok(arr.into_pyarray(py))

@@ -1,6 +1,6 @@
 //! `lockstep.histogram`: counts (u64) or fixed-point sums of a borrowed float64 array.
 
-use crate::run::{Device, Fail, Work, check_alloc, interruptible, to_py};
+use crate::run::{Device, Fail, Work, check_alloc, single_pass, to_py};
 use lockstep::histogram::{self, Bins, Histogram, Method};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
@@ -97,7 +97,7 @@ fn histogram_counts<'py>(
     let method = method_of(method)?;
     let device = Device::parse(py, device)?;
     let x = x.as_slice().map_err(|_| PyValueError::new_err("values: not contiguous"))?;
-    let h = interruptible(py, |stop| counts_on(device, method, &bins, x, stop))?;
+    let h = single_pass(py, device, |stop| counts_on(device, method, &bins, x, stop))?;
     Ok((h.counts.into_pyarray(py), h.nan, h.below, h.above))
 }
 
@@ -127,7 +127,7 @@ fn histogram_fixed<'py>(
         Some(w) => Some(w.as_slice().map_err(|_| PyValueError::new_err("weights: not contiguous"))?),
         None => None,
     };
-    let h = interruptible(py, |stop| fixed_on(device, &bins, x, w, stop))?;
+    let h = single_pass(py, device, |stop| fixed_on(device, &bins, x, w, stop))?;
     Ok((h.counts.into_pyarray(py), h.nan, h.below, h.above))
 }
 

@@ -1,6 +1,6 @@
 //! `lockstep.matmul`: the wrapping integer matrix product and its model matrix.
 
-use crate::run::{Device, check_alloc, interruptible, to_py};
+use crate::run::{Device, check_alloc, single_pass, to_py};
 use lockstep::matmul::{self, MatElem};
 use numpy::ndarray::Array2;
 use numpy::{Element, IntoPyArray, PyArray2, PyReadonlyArray2, PyUntypedArrayMethods};
@@ -19,7 +19,7 @@ fn multiply_typed<'py, T: MatElem + Element>(
     let a = a.as_slice().map_err(|_| PyValueError::new_err("a: not C-contiguous"))?;
     let b = b.as_slice().map_err(|_| PyValueError::new_err("b: not C-contiguous"))?;
     // One call (not stopped mid-way: the product is one pass).
-    let c = interruptible(py, |_| Ok(matmul::multiply(device.backend(), n, a, b)?))?;
+    let c = single_pass(py, device, |_| Ok(matmul::multiply(device.backend(), n, a, b)?))?;
     let arr = Array2::from_shape_vec((n, n), c).map_err(|e| PyValueError::new_err(format!("product shape: {e}")))?;
     Ok(arr.into_pyarray(py))
 }

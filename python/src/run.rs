@@ -152,9 +152,7 @@ where
             return Err(e);
         }
         match joined {
-            Ok(Ok(v)) => Ok(v),
-            Ok(Err(Fail::Rust(e))) => Err(to_py(e)),
-            Ok(Err(Fail::Stopped)) => Err(PyKeyboardInterrupt::new_err("stopped")),
+            Ok(out) => settle(out),
             Err(panic) => {
                 let why = panic
                     .downcast_ref::<String>()
@@ -165,6 +163,30 @@ where
             }
         }
     })
+}
+
+/// The Python outcome of a computation's result.
+fn settle<T>(out: Work<T>) -> PyResult<T> {
+    match out {
+        Ok(v) => Ok(v),
+        Err(Fail::Rust(e)) => Err(to_py(e)),
+        Err(Fail::Stopped) => Err(PyKeyboardInterrupt::new_err("stopped")),
+    }
+}
+
+/// As [`interruptible`] for a computation that is one GPU pass on `device` (it cannot stop
+/// half-way): on the GPU it runs on the calling thread with the GIL released — no worker thread,
+/// so no per-thread CUDA set-up on every call — and Ctrl-C is seen when it returns; on the CPU
+/// it is [`interruptible`].
+pub fn single_pass<T, F>(py: Python<'_>, device: Device, work: F) -> PyResult<T>
+where
+    T: Send,
+    F: FnOnce(&AtomicBool) -> Work<T> + Send,
+{
+    match device {
+        Device::Gpu(_) => settle(py.allow_threads(move || work(&AtomicBool::new(false)))),
+        _ => interruptible(py, work),
+    }
 }
 
 /// Runs `total` units of work as `step(count)` calls, growing the chunk while a chunk takes
