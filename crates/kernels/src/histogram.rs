@@ -1,6 +1,7 @@
 //! Histograms by warp-aggregated atomics (issue #4): global counters by every method, and
 //! shared-memory privatised counters; NaN and out-of-range values dropped and counted.
 
+use crate::probe::add_via;
 use lockstep_cuda_std::aggregate::{Aggregate, global_red_aggregated, global_red_count_aggregated};
 use lockstep_cuda_std::atomic::{AtomicAdd, AtomicRed, global_red_add, shared_red_add_u32};
 use lockstep_cuda_std::prelude::*;
@@ -8,7 +9,6 @@ use lockstep_cuda_std::thread::grid_size_1d;
 use lockstep_shared::histogram::{
     Bins, HIST_BLOCK, HIST_PAIRS, PRIVATE_AGG_MAX_BINS, PRIVATE_BYTES, classify, to_fixed, via,
 };
-use crate::probe::add_via;
 
 /// Two f64 in one 16-byte load (`ld.global.v2.f64`).
 #[repr(C, align(16))]

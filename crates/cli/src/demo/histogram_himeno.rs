@@ -5,10 +5,10 @@
 use super::Table;
 use lockstep::Gpu;
 use lockstep::himeno::Himeno;
-use lockstep::histogram::{Histograms, Method};
-use lockstep::histogram as cpu;
 use lockstep::himeno::{self, HimenoProblem};
+use lockstep::histogram as cpu;
 use lockstep::histogram::Histogram;
+use lockstep::histogram::{Histograms, Method};
 use lockstep_shared::himeno::gosa_via;
 
 const VALUES: usize = 1_000_000;

@@ -6,13 +6,13 @@
 //! through [`Table::check`], which times the runs, compares the results ([`Same`]) and prints
 //! one [`Row`].
 
-mod histogram_himeno;
 mod bridge;
+mod histogram_himeno;
 mod mg;
 mod nbody;
 
-use lockstep::foundation::Foundation;
 use lockstep::foundation as cpu;
+use lockstep::foundation::Foundation;
 use lockstep::{Error, Gpu};
 use std::time::Instant;
 

@@ -4,10 +4,10 @@
 
 use super::{Same, Table};
 use lockstep::Gpu;
-use lockstep::matmul::{MatKernel, Matmul};
-use lockstep::nbody::{Method, Mode, Nbody, Params, System};
 use lockstep::matmul as mcpu;
+use lockstep::matmul::{MatKernel, Matmul};
 use lockstep::nbody::{self as cpu, init};
+use lockstep::nbody::{Method, Mode, Nbody, Params, System};
 use lockstep_shared::matmul::model_c;
 
 const BODIES: usize = 1024;

@@ -8,8 +8,8 @@ mod cpu;
 mod gpu;
 
 pub use cpu::{
-    JumpTable, MAX_P, Outcome, Setup, Trace, draws_of_group, mean_winner_ratio, play, setup, setups, trial_end, validate,
-    winner_ratio,
+    JumpTable, MAX_P, Outcome, Setup, Trace, draws_of_group, mean_winner_ratio, play, setup, setups, trial_end,
+    validate, winner_ratio,
 };
 #[cfg(feature = "gpu")]
 pub use gpu::{

@@ -65,7 +65,11 @@ pub(super) fn unrolled<const P: usize>(mut f: impl FnMut(usize)) {
 
 /// The normals of steps `s0..s0 + P` (all `< steps`, checked by the caller).
 #[inline(always)]
-pub(super) fn prefetch_d1<T: SharedIo, const P: usize>(table: &SharedSteps, z: &mut impl Normals<T>, s0: usize) -> [T; P] {
+pub(super) fn prefetch_d1<T: SharedIo, const P: usize>(
+    table: &SharedSteps,
+    z: &mut impl Normals<T>,
+    s0: usize,
+) -> [T; P] {
     let mut zs = [T::ZERO; P];
     let mut j = 0;
     while j < P {
@@ -300,7 +304,13 @@ pub(super) unsafe fn run_small<T: SharedIo, const D: usize, const P: usize>(
 /// Every thread of the block calls it (it has a barrier); `coef`/`idx` hold `steps` rows,
 /// `tc`/`ti` at least `steps` rows.
 #[inline(always)]
-pub(super) unsafe fn stage_table<T: Real>(coef: *const T, idx: *const u32, steps: usize, tc: *mut T, ti: *mut u32) -> SharedSteps {
+pub(super) unsafe fn stage_table<T: Real>(
+    coef: *const T,
+    idx: *const u32,
+    steps: usize,
+    tc: *mut T,
+    ti: *mut u32,
+) -> SharedSteps {
     let (t, b) = (thread_idx_x() as usize, block_dim_x() as usize);
     let mut i = t;
     while i < steps * COEFS {

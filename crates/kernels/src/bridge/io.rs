@@ -54,7 +54,6 @@ impl<T: Copy> Stack<T> for ScratchStack<T> {
     }
 }
 
-
 /// A stack in block-shared memory: element `i` of thread `t` at `base[i·stride + t]`.
 pub(super) struct SharedStack<T> {
     pub(super) base: *mut T,

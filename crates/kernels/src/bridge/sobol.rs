@@ -111,7 +111,13 @@ pub(super) unsafe fn stage_sobol_high(dirs: *const u32, rows: u32, offset: u32, 
 /// # Safety
 /// As [`stage_sobol`] with `sobol::pairs_shared_bytes(rows, blockDim)` bytes at `base`.
 #[inline(always)]
-pub(super) unsafe fn stage_sobol_global(dirs: *const u32, low: *const u32, rows: u32, offset: u32, base: u32) -> WarpSobolGlobal {
+pub(super) unsafe fn stage_sobol_global(
+    dirs: *const u32,
+    low: *const u32,
+    rows: u32,
+    offset: u32,
+    base: u32,
+) -> WarpSobolGlobal {
     // SAFETY: forwarded from the contract.
     let (high, q) = unsafe { stage_sobol_high(dirs, rows, offset, base) };
     // low_index(q) < 32, inside row 0 of `low` (contract: rows ≥ 1 whenever a thread reads).

@@ -8,7 +8,13 @@ use super::*;
 /// # Safety
 /// As [`build_groups`]; with `S2`, as [`pass_groups_s2`].
 #[inline(always)]
-pub(super) unsafe fn pass_groups<const S2: bool>(params: &MgParams, b: &MgBuffers, pass: Pass, first: u64, stride: u64) -> u64 {
+pub(super) unsafe fn pass_groups<const S2: bool>(
+    params: &MgParams,
+    b: &MgBuffers,
+    pass: Pass,
+    first: u64,
+    stride: u64,
+) -> u64 {
     if S2 {
         // SAFETY: forwarded.
         return unsafe { pass_groups_s2::<false>(params, b, pass, first, stride) };
@@ -144,7 +150,13 @@ pub unsafe extern "ptx-kernel" fn mg_grid_sync_s2(params: MgParams, b: MgBuffers
 }
 
 #[inline(always)]
-pub(super) unsafe fn grid_sync_impl<const S2: bool>(params: MgParams, b: MgBuffers, h0: u32, bar: *mut u32, votes_now: *mut u64) {
+pub(super) unsafe fn grid_sync_impl<const S2: bool>(
+    params: MgParams,
+    b: MgBuffers,
+    h0: u32,
+    bar: *mut u32,
+    votes_now: *mut u64,
+) {
     let first = index_1d() as u64;
     let stride = grid_size_1d();
     let blocks = grid_dim_x();
