@@ -55,11 +55,11 @@ fn counts_on(device: Device, method: Option<Method>, bins: &Bins, x: &[f64], sto
 }
 
 fn fixed_on(device: Device, bins: &Bins, x: &[f64], w: Option<&[f64]>, stop: &AtomicBool) -> Work<Histogram<f64>> {
-    histogram::check_weights(x, w)?;
-    histogram::check_fixed_range(bins, x, w)?;
     match device {
+        // The launcher checks the weights and the range (once).
         Device::Gpu(_) => Ok(histogram::fixed(device.backend(), bins, x, w)?),
         _ => {
+            histogram::check_fixed_range(bins, x, w)?;
             // i64 sums per chunk, added in i64 (exact: the range check rules out wrapping).
             let mut acc = Histogram { counts: vec![0i64; bins.k as usize], nan: 0, below: 0, above: 0 };
             for (i, part) in x.chunks(CHUNK).enumerate() {

@@ -15,12 +15,7 @@ pub enum Backend<'g> {
     Gpu(&'g Gpu),
 }
 
-impl<'g> Backend<'g> {
-    /// The GPU when there is one (`Gpu::new().ok()`), else the threaded CPU twin.
-    pub fn auto(gpu: Option<&'g Gpu>) -> Backend<'g> {
-        gpu.map_or(Backend::Cpu, Backend::Gpu)
-    }
-
+impl Backend<'_> {
     /// `"cpu-seq"`, `"cpu"` or `"gpu"`.
     pub fn name(&self) -> &'static str {
         match self {
@@ -44,3 +39,10 @@ impl<T: cust::memory::DeviceCopy> DeviceValue for T {}
 pub trait DeviceValue {}
 #[cfg(not(feature = "gpu"))]
 impl<T> DeviceValue for T {}
+
+/// Without GPU support, the stand-in for each family's sealed kernel-choice trait (`Select`):
+/// every type passes, nothing is selected.
+#[cfg(not(feature = "gpu"))]
+pub(crate) trait NoKernels {}
+#[cfg(not(feature = "gpu"))]
+impl<T> NoKernels for T {}

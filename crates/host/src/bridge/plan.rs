@@ -9,11 +9,8 @@ use std::collections::BTreeSet;
 #[cfg(feature = "gpu")]
 use super::gpu::Select;
 
-/// Without GPU support every type passes (nothing is selected).
 #[cfg(not(feature = "gpu"))]
-trait Select {}
-#[cfg(not(feature = "gpu"))]
-impl<T> Select for T {}
+use crate::backend::NoKernels as Select;
 
 /// How the d-dimensional noise is correlated.
 #[derive(Clone, Debug, PartialEq)]

@@ -30,13 +30,18 @@ pub fn counts(backend: Backend<'_>, bins: &Bins, x: &[f64]) -> Result<Histogram<
 
 /// Sums of `w` (or counts, without weights) per bin in fixed point, `round(w·2^f)` in `i64`
 /// with `f = bins.frac_bits`, converted to f64: the same bits on every backend. Errors: weights
-/// of the wrong length, or sums that could wrap ([`check_fixed_range`]).
+/// of the wrong length, or sums that could wrap ([`check_fixed_range`], checked once: here for
+/// the CPU twins, by the launcher on the GPU).
 pub fn fixed(backend: Backend<'_>, bins: &Bins, x: &[f64], w: Option<&[f64]>) -> Result<Histogram<f64>> {
-    check_weights(x, w)?;
-    check_fixed_range(bins, x, w)?;
     match backend {
-        Backend::CpuSeq => Ok(fixed_to_f64(bins, &histogram_fixed_raw_seq(bins, x, w))),
-        Backend::Cpu => Ok(fixed_to_f64(bins, &histogram_fixed_raw_par(bins, x, w))),
+        Backend::CpuSeq => {
+            check_fixed_range(bins, x, w)?;
+            Ok(fixed_to_f64(bins, &histogram_fixed_raw_seq(bins, x, w)))
+        }
+        Backend::Cpu => {
+            check_fixed_range(bins, x, w)?;
+            Ok(fixed_to_f64(bins, &histogram_fixed_raw_par(bins, x, w)))
+        }
         #[cfg(feature = "gpu")]
         Backend::Gpu(gpu) => Histograms::new(gpu)?.histogram_fixed(Method::Match, bins, x, w),
         #[cfg(not(feature = "gpu"))]

@@ -16,11 +16,8 @@ use crate::{Backend, Error, Result};
 #[cfg(feature = "gpu")]
 use gpu::Select;
 
-/// Without GPU support every type passes (nothing is selected).
 #[cfg(not(feature = "gpu"))]
-trait Select {}
-#[cfg(not(feature = "gpu"))]
-impl<T> Select for T {}
+use crate::backend::NoKernels as Select;
 
 /// Element types with matrix-product kernels (`i32`, `i64`).
 #[allow(private_bounds)] // sealed: `Select` picks the GPU kernels of each type

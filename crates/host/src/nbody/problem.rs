@@ -89,11 +89,8 @@ impl<T: NbodyFloat> System<T> {
 #[cfg(feature = "gpu")]
 use super::gpu::Select;
 
-/// Without GPU support every type passes (nothing is selected).
 #[cfg(not(feature = "gpu"))]
-trait Select {}
-#[cfg(not(feature = "gpu"))]
-impl<T> Select for T {}
+use crate::backend::NoKernels as Select;
 
 /// The float types with N-body kernels.
 #[allow(private_bounds)] // sealed: `Select` picks the GPU kernels of each type
