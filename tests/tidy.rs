@@ -89,23 +89,7 @@ const LAUNCHED_BY: &[(&[&str], &str)] = &[
         ],
         "run",
     ),
-    (
-        &[
-            "bridge_f32",
-            "bridge_f64",
-            "bridge_dims_f32",
-            "bridge_dims_f64",
-            "bridge_philox_f32",
-            "bridge_philox_f64",
-            "bridge_sobol_f32",
-            "bridge_sobol_f64",
-            "bridge_philox_d1_f32",
-            "bridge_philox_d1_f64",
-            "bridge_sobol_d1_f32",
-            "bridge_sobol_d1_f64",
-        ],
-        "generate",
-    ),
+    (&BRIDGE_KERNELS, "generate"),
     (&["normals_philox_f32", "normals_philox_f64", "normals_sobol_f32", "normals_sobol_f64"], "normals"),
 ];
 
@@ -244,10 +228,10 @@ fn normal_fma_per_copy(kernel: &str) -> Option<usize> {
     }
 }
 
-/// Bridge kernels whose fma come from the shared code's explicit `mul_add`: the increments'
-/// division (`lockstep_shared::bridge::quotient`) in all of them, and in the fused ones also the
+/// The twelve bridge kernels (all launched by `Bridge::generate`), whose fma come from the
+/// shared code's explicit `mul_add`: the increments' division (`lockstep_shared::bridge::quotient`) in all of them, and in the fused ones also the
 /// generators' Φ⁻¹ (see the test).
-const BRIDGE_MUL_ADD_FMA: [&str; 12] = [
+const BRIDGE_KERNELS: [&str; 12] = [
     "bridge_f32",
     "bridge_f64",
     "bridge_dims_f32",
@@ -293,7 +277,7 @@ fn exact_kernels_have_no_fma_approx_ftz_or_local_memory() {
         // bits, and the fused ones inline Φ⁻¹ too: fma on purpose; nothing approximate, nothing
         // flushed. (Their fma counts mix both sources, so only the normals-alone kernels above
         // can be held to a multiple.)
-        if BRIDGE_MUL_ADD_FMA.contains(kernel) {
+        if BRIDGE_KERNELS.contains(kernel) {
             assert_eq!((f.approx, f.ftz), (0, 0), "{kernel}: approx/ftz in an exact kernel: {f:?}");
             continue;
         }
