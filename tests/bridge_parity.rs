@@ -9,7 +9,7 @@ use bridge_common::{normals, random_spec};
 use lockstep::bridge::{self as cpu, Output, Plan, Precision, Source};
 use lockstep::bridge::{Bridge, Variant};
 use lockstep_parity::{Bits, assert_bits_eq, config, gpu_or_skip};
-use lockstep_shared::bridge::fused_fast_d1;
+use lockstep_shared::bridge::LaunchShape;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
@@ -139,7 +139,7 @@ proptest! {
         let gpu = gpu_or_skip!();
         let bridge = Bridge::with_block_size(gpu, block)?;
         let plan = Plan::new(&random_spec(seed, n, 1, kind))?;
-        let fast = fused_fast_d1(plan.steps(), 1, plan.stack_slots(), block as usize, paths);
+        let fast = LaunchShape { steps: plan.steps(), dims: 1, slots: plan.stack_slots(), block: block as usize, paths, elem: 4 }.fused_fast_d1();
         let want = if fast { Variant::PhiloxD1 } else { Variant::Philox };
         prop_assert_eq!(bridge.launched(&bridge.upload::<f32>(&plan)?, paths, Variant::Philox), want);
         both::<f32>(&bridge, &plan, Source::Philox { seed }, paths, inc, true)?;
@@ -151,7 +151,7 @@ proptest! {
         let gpu = gpu_or_skip!();
         let bridge = Bridge::with_block_size(gpu, block)?;
         let plan = Plan::new(&random_spec(seed, n, 1, kind))?;
-        let fast = fused_fast_d1(plan.steps(), 1, plan.stack_slots(), block as usize, paths);
+        let fast = LaunchShape { steps: plan.steps(), dims: 1, slots: plan.stack_slots(), block: block as usize, paths, elem: 4 }.fused_fast_d1();
         let want = if fast { Variant::SobolD1 } else { Variant::Sobol };
         prop_assert_eq!(bridge.launched(&bridge.upload::<f64>(&plan)?, paths, Variant::Sobol), want);
         both::<f32>(&bridge, &plan, Source::Sobol { offset }, paths, inc, true)?;
@@ -221,7 +221,6 @@ fn bridge_paper_shape_gpu_equals_cpu() -> Result<(), TestCaseError> {
 /// quad) and small counts.
 #[test]
 fn bridge_quads_widths_gpu_equal_cpu() -> Result<(), TestCaseError> {
-    use lockstep_shared::bridge::buffer_lanes;
     let bisection = Plan::new(&lockstep::bridge::BridgeSpec::standard(64))?;
     let wide = Plan::new(&random_spec(21, 100, 1, 0))?;
     // A random order whose stack fits shared memory at block 256 with 8-byte elements but not
@@ -260,9 +259,29 @@ fn bridge_quads_widths_gpu_equal_cpu() -> Result<(), TestCaseError> {
         (&deep, 128, 10_003, 4),
     ];
     for (k, &(plan, block, paths, lanes)) in cases.iter().enumerate() {
-        let got = buffer_lanes(plan.steps(), 1, plan.stack_slots(), block as usize, paths, 4);
+        let got = LaunchShape {
+            steps: plan.steps(),
+            dims: 1,
+            slots: plan.stack_slots(),
+            block: block as usize,
+            paths,
+            elem: 4,
+        }
+        .buffer_lanes();
         assert_eq!(got, lanes, "case {k}: f32 lanes");
-        assert_eq!(buffer_lanes(plan.steps(), 1, plan.stack_slots(), block as usize, paths, 8), 1, "case {k}: f64");
+        assert_eq!(
+            LaunchShape {
+                steps: plan.steps(),
+                dims: 1,
+                slots: plan.stack_slots(),
+                block: block as usize,
+                paths,
+                elem: 8
+            }
+            .buffer_lanes(),
+            1,
+            "case {k}: f64"
+        );
     }
     let gpu = gpu_or_skip!();
     for &(plan, block, paths, _) in &cases {
@@ -282,7 +301,6 @@ fn bridge_quads_widths_gpu_equal_cpu() -> Result<(), TestCaseError> {
 /// 2^32.
 #[test]
 fn bridge_sobol_fallbacks_gpu_equal_cpu() -> Result<(), TestCaseError> {
-    use lockstep_shared::bridge::{fused_sobol_pairs, fused_sobol_warp};
     // (interior N, d, order kind, block, element size, expected fast d = 1 path, expected warp
     // method with shared tables, expected warp method with global low tables). Blocks stay
     // ≤ 512: the general Sobol kernel's 78 registers × 1024 threads exceed the register file
@@ -303,9 +321,21 @@ fn bridge_sobol_fallbacks_gpu_equal_cpu() -> Result<(), TestCaseError> {
     // The shapes take the intended ways (checked with or without a GPU).
     for (k, (&(_, d, _, block, elem, fast, warp, pairs), plan)) in cases.iter().zip(&plans).enumerate() {
         let (steps, slots, paths) = (plan.steps(), plan.stack_slots(), 1000 + 37 * k);
-        assert_eq!(fused_fast_d1(steps, d, slots, block as usize, paths), fast, "case {k}: fast d = 1 path");
-        assert_eq!(fused_sobol_warp(steps, d, slots, block as usize, paths, elem), warp, "case {k}: warp method");
-        assert_eq!(fused_sobol_pairs(steps, d, slots, block as usize, paths, elem), pairs, "case {k}: global low");
+        assert_eq!(
+            LaunchShape { steps, dims: d, slots, block: block as usize, paths, elem: 4 }.fused_fast_d1(),
+            fast,
+            "case {k}: fast d = 1 path"
+        );
+        assert_eq!(
+            LaunchShape { steps, dims: d, slots, block: block as usize, paths, elem }.fused_sobol_warp(),
+            warp,
+            "case {k}: warp method"
+        );
+        assert_eq!(
+            LaunchShape { steps, dims: d, slots, block: block as usize, paths, elem }.fused_sobol_pairs(),
+            pairs,
+            "case {k}: global low"
+        );
     }
     let gpu = gpu_or_skip!();
     for (k, (&(_, _, _, block, elem, ..), plan)) in cases.iter().zip(&plans).enumerate() {
@@ -332,7 +362,6 @@ fn bridge_sobol_fallbacks_gpu_equal_cpu() -> Result<(), TestCaseError> {
 /// cache at 128 threads fits, 70 KiB at 256 does not), in both precisions, points and increments.
 #[test]
 fn bridge_philox_d1_schedule_gpu_equals_cpu() -> Result<(), TestCaseError> {
-    use lockstep_shared::bridge::fused_philox_cached;
     // (seed, interior N, order kind, block, element size, expected: scheduled)
     let cases =
         [(1, 127, 0, 128, 4, true), (12, 127, 2, 256, 8, false), (3, 63, 1, 96, 8, true), (12, 127, 2, 128, 4, true)];
@@ -343,8 +372,12 @@ fn bridge_philox_d1_schedule_gpu_equals_cpu() -> Result<(), TestCaseError> {
         let reads: Vec<u32> = plan.tables::<f32>().idx.chunks_exact(8).map(|r| r[3]).collect();
         let (_, slots) = lockstep::bridge::philox_schedule(&reads).expect("a schedule");
         let (steps, stack, paths) = (plan.steps(), plan.stack_slots(), 1001 + 38 * k);
-        assert!(fused_fast_d1(steps, 1, stack, block as usize, paths), "case {k}: fast d = 1 path");
-        let got = fused_philox_cached(steps, 1, stack, block as usize, paths, elem, slots as usize);
+        assert!(
+            LaunchShape { steps, dims: 1, slots: stack, block: block as usize, paths, elem: 4 }.fused_fast_d1(),
+            "case {k}: fast d = 1 path"
+        );
+        let got = LaunchShape { steps, dims: 1, slots: stack, block: block as usize, paths, elem }
+            .philox_cached(slots as usize);
         assert_eq!(got, cached, "case {k}: scheduled ({slots} slots)");
     }
     let gpu = gpu_or_skip!();
@@ -377,7 +410,6 @@ fn bridge_philox_d1_schedule_gpu_equals_cpu() -> Result<(), TestCaseError> {
 fn bridge_unaligned_slices_gpu_equal_cpu() -> Result<(), TestCaseError> {
     use lockstep::bridge::DeviceSource;
     use lockstep::{CopyDestination, DeviceBuffer};
-    use lockstep_shared::bridge::buffer_lanes_at;
     // (d, paths, offset of z in elements, offset of out in elements, expected lanes)
     let cases = [
         (1, 4_000, 0, 0, 4),
@@ -396,7 +428,9 @@ fn bridge_unaligned_slices_gpu_equal_cpu() -> Result<(), TestCaseError> {
         .collect::<Result<_, _>>()?;
     // Aligned, these shapes take the widest lanes (so each case's narrowing is alignment's).
     for (k, (plan, &(d, paths, ..))) in plans.iter().zip(&cases).enumerate() {
-        let widest = lockstep_shared::bridge::buffer_lanes(plan.steps(), d, plan.stack_slots(), 128, paths, 4);
+        let widest =
+            LaunchShape { steps: plan.steps(), dims: d, slots: plan.stack_slots(), block: 128, paths, elem: 4 }
+                .buffer_lanes();
         let want = if d == 1 && (paths % 4 == 0 || paths % 2 == 1) { 4 } else { 2 };
         assert_eq!(widest, want, "case {k}: widest lanes");
     }
@@ -414,7 +448,9 @@ fn bridge_unaligned_slices_gpu_equal_cpu() -> Result<(), TestCaseError> {
             let zs = dz.index(oz..);
             let mut outs = dout.index(oo..);
             let addrs = zs.as_device_ptr().as_raw() | outs.as_device_ptr().as_raw();
-            let got_lanes = buffer_lanes_at(plan.steps(), d, plan.stack_slots(), 128, paths, 4, addrs);
+            let got_lanes =
+                LaunchShape { steps: plan.steps(), dims: d, slots: plan.stack_slots(), block: 128, paths, elem: 4 }
+                    .buffer_lanes_at(addrs);
             prop_assert_eq!(got_lanes, lanes, "case {}: lanes", k);
             bridge.generate_on_device(&dp, DeviceSource::Buffer(&zs), paths, output(inc), None, &mut outs)?;
             gpu.synchronize()?;

@@ -526,6 +526,8 @@ proptest! {
             return Err(TestCaseError::fail(format!("no schedule for {} steps", reads.len())));
         };
         prop_assert_eq!(ops.len(), reads.len());
+        // The plan's own schedule is the schedule of the rows its device tables read.
+        prop_assert_eq!(plan.philox_schedule(), Some((ops.clone(), slots)));
         for path in [0u64, 1, seed % 100_000, u32::MAX as u64] {
             let computed = run_schedule(&reads, &ops, slots, seed, path)?;
             prop_assert_eq!(computed, reads.len().div_ceil(4), "blocks computed");
@@ -549,6 +551,10 @@ fn philox_schedule_of_the_paper_shape() -> Result<(), TestCaseError> {
     assert_eq!(misses, 46);
     assert!(slots <= 16, "{slots} slots"); // 14 (13 words waiting at most)
     run_schedule(&reads, &ops, slots, 42, 7)?;
+    // Only a d = 1 strategy of at most TABLE_STEPS steps has one.
+    assert_eq!(plan.philox_schedule(), Some((ops, slots)));
+    let long = Plan::new(&BridgeSpec::standard(lockstep_shared::bridge::TABLE_STEPS + 1))?;
+    assert!(long.philox_schedule().is_none(), "{} steps", long.steps());
     // A row read twice (not a strategy, but the planner allows it): computed once, cached until
     // its second read.
     let reads = [0u32, 5, 1, 0, 4, 2, 3, 1, 6, 7];

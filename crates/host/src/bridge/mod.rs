@@ -8,7 +8,10 @@
 mod cpu;
 #[cfg(feature = "gpu")]
 mod gpu;
+#[cfg(feature = "gpu")]
+mod launch;
 mod plan;
+mod schedule;
 
 pub use cpu::{
     Output, SOBOL_MAX_DIMS, Source, check_generation, generate_par, generate_par_stoppable, generate_par_with_progress,
@@ -40,7 +43,7 @@ pub fn generate<T: Precision>(
     }
 }
 
-/// Philox schedule planning, for the tests of the fused kernels.
-#[cfg(feature = "gpu")]
+/// Philox schedule planning of any strategy's reads ([`Plan::philox_schedule`] for a plan's), for
+/// the tests of the fused kernels.
 #[doc(hidden)]
-pub use gpu::philox_schedule;
+pub use schedule::philox_schedule;

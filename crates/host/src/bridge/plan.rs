@@ -2,8 +2,9 @@
 //! strategy (the user's points, neighbours and normals, reordered depth-first with a small
 //! stack of live values) and the precomputed weights in f32 and f64.
 
+use super::schedule::philox_schedule;
 use crate::error::{Error, Result};
-use lockstep_shared::bridge::{self as sh, EMIT_LEFT, EMIT_RIGHT, MAX_DIMS, NO_SLOT, Real, Step};
+use lockstep_shared::bridge::{self as sh, EMIT_LEFT, EMIT_RIGHT, LaunchShape, MAX_DIMS, NO_SLOT, Real, Step};
 use std::collections::BTreeSet;
 
 #[cfg(feature = "gpu")]
@@ -308,6 +309,25 @@ impl Plan {
     /// `slots·d·paths` elements.
     pub fn stack_in_shared(&self, block: u32) -> bool {
         sh::stack_fits_shared(self.slots, self.dims, block as usize)
+    }
+
+    /// The [`LaunchShape`] of a GPU generation of `paths` paths in precision `T` at `block`
+    /// threads per block: what the kernels' launch policy is decided from.
+    pub fn launch_shape<T>(&self, block: u32, paths: usize) -> LaunchShape {
+        let (steps, dims, slots) = (self.steps(), self.dims, self.slots);
+        LaunchShape { steps, dims, slots, block: block as usize, paths, elem: core::mem::size_of::<T>() }
+    }
+
+    /// The Philox schedule of this strategy for the fused Philox d = 1 kernels
+    /// ([`philox_schedule`] of the rows its steps read): the entries and the word-cache slots
+    /// they use. `None` unless d = 1 with at most `TABLE_STEPS` steps and the schedule needs at
+    /// most `MAX_CACHE_SLOTS` slots.
+    pub fn philox_schedule(&self) -> Option<(Vec<u32>, u32)> {
+        if self.dims != 1 || self.steps() > sh::TABLE_STEPS {
+            return None;
+        }
+        let reads: Vec<u32> = self.exec.iter().map(|s| s.z).collect();
+        philox_schedule(&reads)
     }
 }
 

@@ -35,14 +35,21 @@ macro_rules! bridge_kernels {
             // `buffer_shared_bytes(..)` bytes (the launcher's contract).
             let dynamic = dynamic_shared!($dyn);
             let shared = dynamic as *mut $t;
-            let block = block_dim_x();
-            let (n, b) = (paths as usize, block as usize);
-            // d = 2..=FAST_DIMS on the specialised path run in `bridge_dims_*` (the launcher
-            // decides with `buffer_fast` too), so their registers do not weigh on this kernel.
-            let fast = dims == 1 && buffer_fast(steps as usize, 1, slots as usize, b, n);
+            // The d = 1 path's shape: d = 2..=FAST_DIMS on the specialised path run in
+            // `bridge_dims_*` (the launcher decides with `buffer_fast` too), so their registers do
+            // not weigh on this kernel.
+            let (n, b) = (paths as usize, block_dim_x() as usize);
+            let d1 = || LaunchShape {
+                steps: steps as usize,
+                dims: 1,
+                slots: slots as usize,
+                block: b,
+                paths: n,
+                elem: core::mem::size_of::<$t>(),
+            };
+            let fast = dims == 1 && d1().buffer_fast();
             let addrs = z as u64 | out as u64;
-            let lanes =
-                if $pairs && fast { buffer_lanes_at(steps as usize, 1, slots as usize, b, n, 4, addrs) } else { 1 };
+            let lanes = if $pairs && fast { d1().buffer_lanes_at(addrs) } else { 1 };
             if lanes == 4 && !paths.is_multiple_of(4) {
                 // f32, d = 1, odd path count: thread q takes paths 4q..4q + 4 as one
                 // `F32x4`, each row's elements read and written as its class mod 4 allows
@@ -162,9 +169,15 @@ macro_rules! bridge_kernels {
             // `buffer_shared_bytes(..)` bytes (the launcher's contract).
             let dynamic = dynamic_shared!($dyn2);
             let (n, b) = (paths as usize, block_dim_x() as usize);
-            if $pairs
-                && buffer_lanes_at(steps as usize, dims as usize, slots as usize, b, n, 4, z as u64 | out as u64) == 2
-            {
+            let shape = LaunchShape {
+                steps: steps as usize,
+                dims: dims as usize,
+                slots: slots as usize,
+                block: b,
+                paths: n,
+                elem: core::mem::size_of::<$t>(),
+            };
+            if $pairs && shape.buffer_lanes_at(z as u64 | out as u64) == 2 {
                 // As the d = 1 pairs path of the buffer kernel. Uniform over the block.
                 // SAFETY: the kernel's contract with `$t` = f32 (`$pairs`), so the tables and
                 // `C`, `x` are f32 and z/out hold paths / 2 pairs per row.
@@ -266,24 +279,20 @@ macro_rules! bridge_kernels {
             let p = index_1d();
             let sh = Shape { steps, dims, slots, increments, paths };
             let dynamic = dynamic_shared!($s3);
-            let (block, size) = (block_dim_x() as usize, core::mem::size_of::<$t>());
-            if fused_sobol_warp(steps as usize, dims as usize, slots as usize, block, paths as usize, size) {
+            let shape = launch_shape::<$t>(steps, dims, slots, paths);
+            if shape.fused_sobol_warp() {
                 // The tables after the fused stack and strategy (uniform condition: every thread
                 // stages and meets the barrier).
-                let base = shared_addr(dynamic)
-                    + fused_base_bytes(steps as usize, dims as usize, slots as usize, block, paths as usize, size)
-                        as u32;
+                let base = shared_addr(dynamic) + shape.fused_base_bytes() as u32;
                 // SAFETY: dirs/low hold steps·d rows (contract); the dynamic array holds
                 // warp_shared_bytes(steps·d, blockDim) bytes at base (`fused_shared_bytes`).
                 let z = unsafe { stage_sobol(dirs, low, steps * dims, offset, base) };
                 // SAFETY: forwarded from this kernel's contract; the tables are staged.
                 unsafe { run_fused::<$t>(sh, dynamic, coef, idx, chol, start, scratch, out, p, z, true) }
-            } else if fused_sobol_pairs(steps as usize, dims as usize, slots as usize, block, paths as usize, size) {
+            } else if shape.fused_sobol_pairs() {
                 // The high parts alone after the fused stack and strategy, the low tables from
                 // global memory (uniform condition, as above).
-                let base = shared_addr(dynamic)
-                    + fused_base_bytes(steps as usize, dims as usize, slots as usize, block, paths as usize, size)
-                        as u32;
+                let base = shared_addr(dynamic) + shape.fused_base_bytes() as u32;
                 // SAFETY: dirs/low hold steps·d rows (contract); the dynamic array holds
                 // pairs_shared_bytes(steps·d, blockDim) bytes at base (`fused_shared_bytes`).
                 let z = unsafe { stage_sobol_global(dirs, low, steps * dims, offset, base) };
@@ -326,19 +335,17 @@ macro_rules! bridge_kernels {
             out: *mut $t,
             paths: u32,
         ) {
-            let (block, size) = (block_dim_x() as usize, core::mem::size_of::<$t>());
-            if !fused_fast_d1(steps as usize, dims as usize, slots as usize, block, paths as usize) {
+            if !launch_shape::<$t>(steps, dims, slots, paths).fused_fast_d1() {
                 return; // uniform: the launcher never starts this kernel then
             }
+            let shape = launch_shape::<$t>(steps, 1, slots, paths); // d = 1 (just checked)
             let p = index_1d();
             let sh = Shape { steps, dims, slots, increments, paths };
             let dynamic = dynamic_shared!($s5);
-            let (n, c) = (steps as usize, cache_slots as usize);
-            if fused_philox_cached(n, 1, slots as usize, block, paths as usize, size, c) {
+            if shape.philox_cached(cache_slots as usize) {
                 // The schedule, then the word cache, after the fused stack and strategy (uniform
                 // condition: every thread copies its share and meets the barrier).
-                let base =
-                    shared_addr(dynamic) + fused_base_bytes(n, 1, slots as usize, block, paths as usize, size) as u32;
+                let base = shared_addr(dynamic) + shape.fused_base_bytes() as u32;
                 let (t, b) = (thread_idx_x(), block_dim_x());
                 let mut i = t;
                 while i < steps {
@@ -347,7 +354,7 @@ macro_rules! bridge_kernels {
                     unsafe { st_shared_u32(base + i * 4, *sched.add(i as usize)) };
                     i += b;
                 }
-                let words = base + philox_cache_bytes(n, 0, block) as u32 + t * 4;
+                let words = base + shape.philox_cache_bytes(0) as u32 + t * 4;
                 let cache = SharedWords { base: words, stride: b * 4 };
                 let z = ScheduledPhilox { key: key(seed), path: p as u64, op: base, cache };
                 // SAFETY: forwarded from this kernel's contract; fused_fast_d1 holds (checked);
@@ -383,27 +390,23 @@ macro_rules! bridge_kernels {
             out: *mut $t,
             paths: u32,
         ) {
-            let (block, size) = (block_dim_x() as usize, core::mem::size_of::<$t>());
-            if !fused_fast_d1(steps as usize, dims as usize, slots as usize, block, paths as usize) {
+            let shape = launch_shape::<$t>(steps, dims, slots, paths);
+            if !shape.fused_fast_d1() {
                 return; // uniform: the launcher never starts this kernel then
             }
             let p = index_1d();
             let sh = Shape { steps, dims, slots, increments, paths };
             let dynamic = dynamic_shared!($s6);
-            if fused_sobol_warp(steps as usize, dims as usize, slots as usize, block, paths as usize, size) {
-                let base = shared_addr(dynamic)
-                    + fused_base_bytes(steps as usize, dims as usize, slots as usize, block, paths as usize, size)
-                        as u32;
+            if shape.fused_sobol_warp() {
+                let base = shared_addr(dynamic) + shape.fused_base_bytes() as u32;
                 // SAFETY: dirs/low hold steps rows (contract, d = 1); the dynamic array holds
                 // warp_shared_bytes(steps, blockDim) bytes at base (`fused_shared_bytes`); the
                 // barrier in `stage_table` comes before any read.
                 let z = unsafe { stage_sobol(dirs, low, steps, offset, base) };
                 // SAFETY: forwarded from this kernel's contract.
                 unsafe { run_fused_d1::<$t>(sh, dynamic, coef, idx, chol, start, out, z) }
-            } else if fused_sobol_pairs(steps as usize, dims as usize, slots as usize, block, paths as usize, size) {
-                let base = shared_addr(dynamic)
-                    + fused_base_bytes(steps as usize, dims as usize, slots as usize, block, paths as usize, size)
-                        as u32;
+            } else if shape.fused_sobol_pairs() {
+                let base = shared_addr(dynamic) + shape.fused_base_bytes() as u32;
                 // SAFETY: dirs/low hold steps rows (contract, d = 1); the dynamic array holds
                 // pairs_shared_bytes(steps, blockDim) bytes at base (`fused_shared_bytes`); the
                 // barrier in `stage_table` comes before any read.

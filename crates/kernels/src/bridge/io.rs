@@ -125,7 +125,7 @@ impl<T: Copy> Sink<T> for BufferSink32<T> {
 }
 
 /// How thread `q` of the d = 1 quad path at a path count that is not a multiple of 4 (an odd
-/// one, `lockstep_shared::bridge::buffer_lanes`; the code takes any count) reaches its
+/// one, `LaunchShape::buffer_lanes`; the code takes any count) reaches its
 /// elements `e..e + 4` of a row, `e = row·paths + 4q`: the class `(row·paths) mod 4` is the same
 /// for every thread of the grid (it changes only from row to row), so each warp takes one way
 /// and its footprint stays one contiguous 512-byte span. Returns `e` and the way: `0` one

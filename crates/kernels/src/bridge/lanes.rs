@@ -213,7 +213,7 @@ macro_rules! f32_splat {
 
 f32_lanes!(
     /// Two f32 lanes, paths `2q` and `2q + 1` of one thread of the d = 1 buffer kernel when the
-    /// path count is even (`lockstep_shared::bridge::buffer_lanes`): one 8-byte
+    /// path count is even (`LaunchShape::buffer_lanes`): one 8-byte
     /// `ld.global.v2.f32` / `st.global.v2.f32` per row (256 bytes per warp request, as f64).
     F32x2,
     align 8,
@@ -224,7 +224,7 @@ f32_lanes!(
 
 f32_lanes!(
     /// Four f32 lanes, paths `4q..4q + 4` of one thread of the d = 1 buffer kernel when the path
-    /// count is a multiple of 4 (`lockstep_shared::bridge::buffer_lanes`): one 16-byte
+    /// count is a multiple of 4 (`LaunchShape::buffer_lanes`): one 16-byte
     /// `ld.global.v4.f32` / `st.global.v4.f32` per row (512 bytes per warp request) and 16-byte
     /// stack elements in shared memory.
     F32x4,

@@ -9,23 +9,23 @@
 //! (vector loads; every thread reads the same row, one broadcast per warp).
 //!
 //! The buffer kernels keep their shared stack in dynamic shared memory sized per launch
-//! (`lockstep_shared::bridge::buffer_shared_bytes`). When `lockstep_shared::bridge::buffer_fast` holds (d ≤ 4, stack fits
+//! (`LaunchShape::buffer_shared_bytes`). When `LaunchShape::buffer_fast` holds (d ≤ 4, stack fits
 //! shared memory, at most `TABLE_STEPS` steps, `rows·paths ≤ 2^32`) they take a specialised
 //! path: the strategy is copied into shared memory once per block after the stack, table and
 //! stack are read with `ld.shared`/`st.shared` on 32-bit shared addresses, element indices are
 //! 32-bit, `C` sits in registers, and the normals of the next steps are loaded while the current
 //! ones are computed ([`run_d1`] at d = 1 in `bridge_f32/f64`, [`run_small`] at d = 2..=4 in
 //! `bridge_dims_f32/f64`). In f32 with an even path count each thread takes two paths
-//! ([`F32x2`]), at d = 1 with a multiple of 4 four ([`F32x4`]; `lockstep_shared::bridge::buffer_lanes`), and at d = 1
+//! ([`F32x2`]), at d = 1 with a multiple of 4 four ([`F32x4`]; `LaunchShape::buffer_lanes`), and at d = 1
 //! with an odd count four too, each row's elements reached as its class mod 4 allows
 //! ([`QuadNormals`], [`QuadSink`]). Same arithmetic as `generate_path`
 //! (bit-identical; measurements in bench/results/bridge-predictions.md).
 //!
 //! The fused kernels size their dynamic shared memory per launch too
-//! (`lockstep_shared::bridge::fused_shared_bytes`: stack, strategy, Sobol tables). Each has a
+//! (`LaunchShape::fused_shared_bytes`: stack, strategy, Sobol tables). Each has a
 //! d = 1 twin (`bridge_philox_d1_*`, `bridge_sobol_d1_*`, [`run_fused_d1`]) with the buffer
 //! kernel's d = 1 structure, normals computed instead of loaded, one step ahead
-//! ([`FUSED_PIPELINE`]); the launcher picks it when `lockstep_shared::bridge::fused_fast_d1`
+//! ([`FUSED_PIPELINE`]); the launcher picks it when `LaunchShape::fused_fast_d1`
 //! holds. A separate kernel keeps its registers its own (31 in f32 instead of the general path's
 //! 72). Sobol normals come from the warp method ([`stage_sobol`], two `ld.shared` and one XOR per
 //! normal) when its tables fit shared memory, else from the Gray-code walk per element.
@@ -41,10 +41,9 @@ use lockstep_shared::bridge::sobol::{
     BITS, NORMALS_ROWS, SobolNormals, high_select, low_index, sobol_high, sobol_high_next,
 };
 use lockstep_shared::bridge::{
-    COEFS, CoefRow, EMIT_LEFT, EMIT_RIGHT, FAST_DIMS, INDICES, IndexRow, MAX_DIMS, NO_SLOT, Normals, PathPlan, Real,
-    SHARED_STACK, Sink, Stack, Step, Steps, buffer_fast, buffer_lanes_at, buffer_stack_bytes, fused_base_bytes,
-    fused_fast_d1, fused_philox_cached, fused_sobol_pairs, fused_sobol_warp, generate_path, increment, interpolate,
-    noise, philox_cache_bytes, pick, place, place2,
+    COEFS, CoefRow, EMIT_LEFT, EMIT_RIGHT, FAST_DIMS, INDICES, IndexRow, LaunchShape, MAX_DIMS, NO_SLOT, Normals,
+    PathPlan, Real, SHARED_STACK, Sink, Stack, Step, Steps, buffer_stack_bytes, generate_path, increment, interpolate,
+    noise, pick, place, place2,
 };
 
 // Declared in data-flow order (adapters, lanes, the fast path, the generators, the general
@@ -63,6 +62,21 @@ use io::*;
 use lanes::*;
 use philox::*;
 use sobol::*;
+
+/// This launch's [`LaunchShape`], from the kernel's parameters and `blockDim.x` (the launcher
+/// builds the same from its plan and block size).
+#[inline(always)]
+fn launch_shape<T>(steps: u32, dims: u32, slots: u32, paths: u32) -> LaunchShape {
+    let block = block_dim_x() as usize;
+    LaunchShape {
+        steps: steps as usize,
+        dims: dims as usize,
+        slots: slots as usize,
+        block,
+        paths: paths as usize,
+        elem: core::mem::size_of::<T>(),
+    }
+}
 
 /// Steps whose normals one thread loads ahead (d = 1, general path).
 const PREFETCH: usize = 8;
