@@ -35,6 +35,19 @@ fn shared_u32(bytes: usize) -> Result<u32> {
     })
 }
 
+/// Checks that `out` holds the `(N+1)·d·paths` elements of a generation of `paths`: the path
+/// count as the kernels take it, and that length.
+fn output_len<T: Precision>(plan: &DevicePlan<T>, paths: usize, out: &DeviceSlice<T>) -> Result<(u32, usize)> {
+    let n = len_u32("paths", paths)?;
+    let len = plan.rows().checked_mul(paths).ok_or(Error::TooLarge {
+        what: "(N+1)·d·paths output elements",
+        value: u64::MAX,
+        max: usize::MAX as u64,
+    })?;
+    expect_len("out", out.len(), len)?;
+    Ok((n, len))
+}
+
 impl<'g> Bridge<'g> {
     /// Enqueues a generation of `paths` paths (or increments) into `out` (`(N+1)·d·paths`).
     /// `scratch` must hold [`Bridge::scratch_len`] elements when that is non-zero.
@@ -47,13 +60,7 @@ impl<'g> Bridge<'g> {
         scratch: Option<&mut DeviceSlice<T>>,
         out: &mut DeviceSlice<T>,
     ) -> Result<()> {
-        let n = len_u32("paths", paths)?;
-        let len = plan.rows().checked_mul(paths).ok_or(Error::TooLarge {
-            what: "(N+1)·d·paths output elements",
-            value: u64::MAX,
-            max: usize::MAX as u64,
-        })?;
-        expect_len("out", out.len(), len)?;
+        let (n, len) = output_len(plan, paths, out)?;
         let shape = plan.shape(self.block_size(), paths);
         let need = shape.scratch_len();
         let scratch = match scratch {
@@ -222,13 +229,7 @@ impl<'g> Bridge<'g> {
         paths: usize,
         out: &mut DeviceSlice<T>,
     ) -> Result<()> {
-        let n = len_u32("paths", paths)?;
-        let len = plan.rows().checked_mul(paths).ok_or(Error::TooLarge {
-            what: "(N+1)·d·paths output elements",
-            value: u64::MAX,
-            max: usize::MAX as u64,
-        })?;
-        expect_len("out", out.len(), len)?;
+        let (n, _) = output_len(plan, paths, out)?;
         let rows = len_u32("rows", plan.rows())?;
         let grid = Grid1d::for_len(n as u64, self.block_size())?;
         let k = T::pick(self);

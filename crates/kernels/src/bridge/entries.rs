@@ -316,7 +316,7 @@ macro_rules! bridge_kernels {
         /// As `bridge_philox_*`, and `fused_fast_d1(steps, dims, slots, blockDim, paths)`
         /// holds (otherwise nothing is written); when `cache_slots > 0`, `sched` holds the
         /// `steps` entries of the host's schedule of this strategy using `cache_slots` slots
-        /// (`lockstep::kernels::bridge::philox_schedule`), and the launch has
+        /// (`lockstep::bridge::Plan::philox_schedule`), and the launch has
         /// `fused_shared_bytes(.., false) + philox_cache_bytes(steps, cache_slots, blockDim)`
         /// bytes of dynamic shared memory when `fused_philox_cached` holds.
         #[unsafe(no_mangle)]

@@ -109,7 +109,7 @@ pub fn word_of(w: [u32; 4], row: u32) -> u32 {
 /// words `cache` (element = slot): on a [`COMPUTE`] step, the row's block is computed, its word
 /// `k` stored in slot [`slot_field`]`(op, k)` and the row's own word returned; otherwise `op` is
 /// the slot that holds the row's word (stored by an earlier step). The host plans the entries
-/// so that each block is computed once per path (`lockstep::kernels::bridge::philox_schedule`);
+/// so that each block is computed once per path (`lockstep::bridge::Plan::philox_schedule`);
 /// the words are those of [`PhiloxNormals::word`].
 #[inline(always)]
 pub fn scheduled_word(key: [u32; 2], path: u64, row: u32, op: u32, cache: &mut impl super::Stack<u32>) -> u32 {
