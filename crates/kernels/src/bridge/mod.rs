@@ -54,8 +54,10 @@ mod fast;
 mod sobol;
 mod philox;
 mod general;
+mod bodies;
 mod entries;
 
+use bodies::*;
 use fast::*;
 use general::*;
 use io::*;
