@@ -273,7 +273,11 @@ impl<'g> Bridge<'g> {
     /// [`Variant::BufferDims`] for `2 ≤ d ≤ 4` on the specialised path
     /// (`LaunchShape::buffer_fast`), [`Variant::Buffer`] otherwise.
     pub fn buffer_variant<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize) -> Variant {
-        let shape = plan.shape(self.block, paths);
+        Self::buffer_kernel(&plan.shape(self.block, paths))
+    }
+
+    /// [`Bridge::buffer_variant`] of a launch shape: the one rule the launcher follows.
+    pub(super) fn buffer_kernel(shape: &LaunchShape) -> Variant {
         if shape.dims >= 2 && shape.buffer_fast() { Variant::BufferDims } else { Variant::Buffer }
     }
 
@@ -330,6 +334,14 @@ impl<'g> Bridge<'g> {
         })
     }
 
+    /// Waits for the queued work, then copies `buf` (`len` elements) back to the host.
+    fn finish<T: Precision>(&self, buf: &DeviceBuffer<T>, len: usize) -> Result<Vec<T>> {
+        self.gpu.synchronize()?;
+        let mut host = vec![T::default(); len];
+        crate::gpu::download_into(buf, &mut host)?;
+        Ok(host)
+    }
+
     fn alloc<T: Precision>(&self, len: usize) -> Result<DeviceBuffer<T>> {
         upload(&vec![T::default(); len.max(1)])
     }
@@ -362,10 +374,7 @@ impl<'g> Bridge<'g> {
             Source::Sobol { offset } => DeviceSource::Sobol { offset },
         };
         self.generate_on_device(&dp, src, paths, output, sc, &mut out)?;
-        self.gpu.synchronize()?;
-        let mut host = vec![T::default(); len];
-        crate::gpu::download_into(&out, &mut host)?;
-        Ok(host)
+        self.finish(&out, len)
     }
 
     /// The unfused pipeline: the normals kernel writes Z, then the bridge reads it. Same bits
@@ -393,10 +402,7 @@ impl<'g> Bridge<'g> {
         let mut scratch = self.alloc::<T>(self.scratch_len(&dp, paths))?;
         let sc = (self.scratch_len(&dp, paths) > 0).then_some(&mut *scratch);
         self.generate_on_device(&dp, DeviceSource::Buffer(&z), paths, output, sc, &mut out)?;
-        self.gpu.synchronize()?;
-        let mut host = vec![T::default(); len];
-        crate::gpu::download_into(&out, &mut host)?;
-        Ok(host)
+        self.finish(&out, len)
     }
 
     /// Normals alone on the GPU (Philox or Sobol), copied back: `(N+1)·d·paths`, `[row][path]`.
@@ -413,9 +419,6 @@ impl<'g> Bridge<'g> {
         let dp = self.upload::<T>(plan)?;
         let mut z = self.alloc::<T>(len)?;
         self.normals_on_device(&dp, src, paths, &mut z)?;
-        self.gpu.synchronize()?;
-        let mut host = vec![T::default(); len];
-        crate::gpu::download_into(&z, &mut host)?;
-        Ok(host)
+        self.finish(&z, len)
     }
 }

@@ -3,7 +3,7 @@
 //! shared memory by the plan's [`LaunchShape`], the value the kernels decide with too.
 
 use super::cpu::{Output, SOBOL_MAX_DIMS};
-use super::gpu::{Bridge, DevicePlan, DeviceSource, Dp};
+use super::gpu::{Bridge, DevicePlan, DeviceSource, Dp, Variant};
 use super::plan::Precision;
 use crate::error::{Error, Result};
 use crate::launch::{Grid1d, expect_len, len_u32};
@@ -114,7 +114,7 @@ impl<'g> Bridge<'g> {
         let grid = Grid1d::for_len((n as u64).div_ceil(lanes as u64), self.block_size())?;
         // The stack (and on the specialised path the strategy): ≤ 44 KiB, under the 48 KiB default.
         let shared_bytes = shared_u32(l.shape.buffer_shared_bytes())?;
-        if l.shape.dims >= 2 && l.shape.buffer_fast() {
+        if Self::buffer_kernel(&l.shape) == Variant::BufferDims {
             // SAFETY: arguments mirror `bridge_dims_f32/f64(coef, idx, steps, dims, slots, chol,
             // start, increments, z, out, paths)`; the tables come from one validated Plan, z/out
             // hold (N+1)·d·paths (checked), buffer_fast holds with 2 ≤ d ≤ 4, shared_bytes and the
