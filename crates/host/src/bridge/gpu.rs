@@ -167,7 +167,7 @@ impl<'g, T: DeviceCopy> Kernels<'g, T> {
 }
 
 /// The precisions' choice of their kernels (a supertrait of [`super::Precision`]).
-pub(crate) trait Select: Sized + DeviceCopy {
+pub(crate) trait Select: Sized + DeviceCopy + cust::memory::bytemuck::Zeroable {
     /// `b`'s kernels of `Self`.
     fn pick<'a, 'g>(b: &'a Bridge<'g>) -> &'a Kernels<'g, Self>;
 }
@@ -342,12 +342,13 @@ impl<'g> Bridge<'g> {
         Ok(host)
     }
 
+    /// A zeroed device buffer of `len` elements (one at least: cust refuses empty buffers).
     fn alloc<T: Precision>(&self, len: usize) -> Result<DeviceBuffer<T>> {
-        upload(&vec![T::default(); len.max(1)])
+        crate::gpu::zeroed(len.max(1))
     }
 
     /// Generates on the GPU and copies back: a buffer source is uploaded, Philox and Sobol run
-    /// fused (normals in registers). Same bits as `reference::bridge::generate_seq`.
+    /// fused (normals in registers). Same bits as [`crate::bridge::generate_seq`].
     pub fn generate<T: Precision>(
         &self,
         plan: &Plan,

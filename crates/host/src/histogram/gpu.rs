@@ -412,7 +412,7 @@ impl<'g> Histograms<'g> {
     }
 
     /// Deterministic weighted histogram: the raw `i64` fixed-point accumulators (bit-identical
-    /// to `reference::atomics::histogram_fixed_raw_seq`). Refuses weights whose sums could wrap.
+    /// to [`super::histogram_fixed_raw_seq`]). Refuses weights whose sums could wrap.
     pub fn histogram_fixed_raw(
         &self,
         method: Method,
