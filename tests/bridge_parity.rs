@@ -139,7 +139,7 @@ proptest! {
         let gpu = gpu_or_skip!();
         let bridge = Bridge::with_block_size(gpu, block)?;
         let plan = Plan::new(&random_spec(seed, n, 1, kind))?;
-        let fast = LaunchShape { steps: plan.steps(), dims: 1, slots: plan.stack_slots(), block: block as usize, paths, elem: 4 }.fused_fast_d1();
+        let fast = plan.launch_shape::<f32>(block, paths).fused_fast_d1();
         let want = if fast { Variant::PhiloxD1 } else { Variant::Philox };
         prop_assert_eq!(bridge.launched(&bridge.upload::<f32>(&plan)?, paths, Variant::Philox), want);
         both::<f32>(&bridge, &plan, Source::Philox { seed }, paths, inc, true)?;
@@ -151,7 +151,7 @@ proptest! {
         let gpu = gpu_or_skip!();
         let bridge = Bridge::with_block_size(gpu, block)?;
         let plan = Plan::new(&random_spec(seed, n, 1, kind))?;
-        let fast = LaunchShape { steps: plan.steps(), dims: 1, slots: plan.stack_slots(), block: block as usize, paths, elem: 4 }.fused_fast_d1();
+        let fast = plan.launch_shape::<f32>(block, paths).fused_fast_d1();
         let want = if fast { Variant::SobolD1 } else { Variant::Sobol };
         prop_assert_eq!(bridge.launched(&bridge.upload::<f64>(&plan)?, paths, Variant::Sobol), want);
         both::<f32>(&bridge, &plan, Source::Sobol { offset }, paths, inc, true)?;
@@ -259,29 +259,9 @@ fn bridge_quads_widths_gpu_equal_cpu() -> Result<(), TestCaseError> {
         (&deep, 128, 10_003, 4),
     ];
     for (k, &(plan, block, paths, lanes)) in cases.iter().enumerate() {
-        let got = LaunchShape {
-            steps: plan.steps(),
-            dims: 1,
-            slots: plan.stack_slots(),
-            block: block as usize,
-            paths,
-            elem: 4,
-        }
-        .buffer_lanes();
+        let got = plan.launch_shape::<f32>(block, paths).buffer_lanes();
         assert_eq!(got, lanes, "case {k}: f32 lanes");
-        assert_eq!(
-            LaunchShape {
-                steps: plan.steps(),
-                dims: 1,
-                slots: plan.stack_slots(),
-                block: block as usize,
-                paths,
-                elem: 8
-            }
-            .buffer_lanes(),
-            1,
-            "case {k}: f64"
-        );
+        assert_eq!(plan.launch_shape::<f64>(block, paths).buffer_lanes(), 1, "case {k}: f64");
     }
     let gpu = gpu_or_skip!();
     for &(plan, block, paths, _) in &cases {
@@ -428,15 +408,14 @@ fn bridge_unaligned_slices_gpu_equal_cpu() -> Result<(), TestCaseError> {
         .collect::<Result<_, _>>()?;
     // Aligned, these shapes take the widest lanes (so each case's narrowing is alignment's).
     for (k, (plan, &(d, paths, ..))) in plans.iter().zip(&cases).enumerate() {
-        let widest =
-            LaunchShape { steps: plan.steps(), dims: d, slots: plan.stack_slots(), block: 128, paths, elem: 4 }
-                .buffer_lanes();
+        assert_eq!(plan.dims(), d, "case {k}");
+        let widest = plan.launch_shape::<f32>(128, paths).buffer_lanes();
         let want = if d == 1 && (paths % 4 == 0 || paths % 2 == 1) { 4 } else { 2 };
         assert_eq!(widest, want, "case {k}: widest lanes");
     }
     let gpu = gpu_or_skip!();
     let bridge = Bridge::new(gpu)?;
-    for (k, (plan, &(d, paths, oz, oo, lanes))) in plans.iter().zip(&cases).enumerate() {
+    for (k, (plan, &(_, paths, oz, oo, lanes))) in plans.iter().zip(&cases).enumerate() {
         let dp = bridge.upload::<f32>(plan)?;
         let len = plan.rows() * paths;
         let z = normals::<f32>(len, k as u64);
@@ -448,9 +427,7 @@ fn bridge_unaligned_slices_gpu_equal_cpu() -> Result<(), TestCaseError> {
             let zs = dz.index(oz..);
             let mut outs = dout.index(oo..);
             let addrs = zs.as_device_ptr().as_raw() | outs.as_device_ptr().as_raw();
-            let got_lanes =
-                LaunchShape { steps: plan.steps(), dims: d, slots: plan.stack_slots(), block: 128, paths, elem: 4 }
-                    .buffer_lanes_at(addrs);
+            let got_lanes = plan.launch_shape::<f32>(128, paths).buffer_lanes_at(addrs);
             prop_assert_eq!(got_lanes, lanes, "case {}: lanes", k);
             bridge.generate_on_device(&dp, DeviceSource::Buffer(&zs), paths, output(inc), None, &mut outs)?;
             gpu.synchronize()?;

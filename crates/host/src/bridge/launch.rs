@@ -140,8 +140,8 @@ impl<'g> Bridge<'g> {
         let (sp, op, n, grid) = (l.scratch, l.out, l.paths, l.grid);
         let base = shared_u32(l.shape.fused_shared_bytes(false))?;
         if !l.shape.fused_fast_d1() {
-            // SAFETY: as the buffer kernel with `seed: u64` in place of z; shared_bytes =
-            // fused_shared_bytes(false) as the kernel decides from the same shape.
+            // SAFETY: as the buffer kernel with `seed: u64` in place of z; the shared memory
+            // (`base`) is fused_shared_bytes(false), as the kernel decides from the same shape.
             return unsafe {
                 k.philox.launch(self.gpu(), grid, base, (cp, ip, steps, dims, slots, hp, xp, inc, sp, seed, op, n))
             };

@@ -313,7 +313,7 @@ impl Plan {
 
     /// The [`LaunchShape`] of a GPU generation of `paths` paths in precision `T` at `block`
     /// threads per block: what the kernels' launch policy is decided from.
-    pub fn launch_shape<T>(&self, block: u32, paths: usize) -> LaunchShape {
+    pub fn launch_shape<T: Precision>(&self, block: u32, paths: usize) -> LaunchShape {
         let (steps, dims, slots) = (self.steps(), self.dims, self.slots);
         LaunchShape { steps, dims, slots, block: block as usize, paths, elem: core::mem::size_of::<T>() }
     }

@@ -3,8 +3,8 @@
 //! later step reads (`lockstep_shared::bridge::philox::scheduled_word` follows it on the device).
 
 /// The Philox schedule of a strategy whose step `s` reads the normal of row `reads[s]` (d = 1:
-/// the steps' `z`; [`Plan::philox_schedule`](super::Plan::philox_schedule) for a plan's): one entry per step for `lockstep_shared::bridge::philox::scheduled_word`,
-/// and the number of word-cache slots it uses (slot 0, where unneeded words are discarded,
+/// the steps' `z`; [`Plan::philox_schedule`](super::Plan::philox_schedule) for a plan's): one
+/// entry per step for `lockstep_shared::bridge::philox::scheduled_word`, and the number of word-cache slots it uses (slot 0, where unneeded words are discarded,
 /// included). The first step that reads a row of a block computes the block and stores each of
 /// its words that a later step reads in a free slot (greedy, first free slot: as few slots as
 /// the most words ever waiting at once); the later steps read their slot. So each block is

@@ -16,10 +16,10 @@ pub(super) trait DynamicShared {
 /// # Safety
 /// `coef` holds `steps·COEFS`, `idx` `steps·INDICES` (8 per row; slots < `slots`, z and out rows < steps),
 /// `chol` `d²`, `start` `d`, `z` and `out` `steps·d·paths` elements, `scratch`
-/// `slots·d·paths` when `slots·d·blockDim > SHARED_STACK`; `1 ≤ d ≤ MAX_DIMS`; the
-/// launch has `buffer_shared_bytes(steps, d, slots, blockDim, paths, size_of::<T>())`
-/// bytes of dynamic shared memory and at least `paths / buffer_lanes_at(..)` threads
-/// (rounded up; extra threads return).
+/// `slots·d·paths` when `slots·d·blockDim > SHARED_STACK`; `1 ≤ d ≤ MAX_DIMS`; with the
+/// launch's shape (`LaunchShape`), it has `buffer_shared_bytes()` bytes of dynamic shared
+/// memory and at least `paths / buffer_lanes_at(z | out)` threads (rounded up; extra threads
+/// return).
 ///
 /// `D` is the kernel's dynamic shared array (declared by its entry point).
 #[inline(always)]
@@ -40,12 +40,12 @@ pub(super) unsafe fn buffer<T: SharedIo<Coef = T>, const PF: usize, const PAIRS:
     let p = index_1d();
     let sh = Shape { steps, dims, slots, increments, paths };
     // The stack (and on the d = 1 path the strategy) in dynamic shared memory of
-    // `buffer_shared_bytes(..)` bytes (the launcher's contract).
+    // `LaunchShape::buffer_shared_bytes` bytes (the launcher's contract).
     let dynamic = D::ptr();
     let shared = dynamic as *mut T;
     // The d = 1 path's shape: d = 2..=FAST_DIMS on the specialised path run in
-    // `bridge_dims_*` (the launcher decides with `buffer_fast` too), so their registers do
-    // not weigh on this kernel.
+    // `bridge_dims_*` (the launcher decides with `LaunchShape::buffer_fast` too), so their
+    // registers do not weigh on this kernel.
     let (n, b) = (paths as usize, block_dim_x() as usize);
     let d1 = || LaunchShape {
         steps: steps as usize,
@@ -62,7 +62,7 @@ pub(super) unsafe fn buffer<T: SharedIo<Coef = T>, const PF: usize, const PAIRS:
         // f32, d = 1, odd path count: thread q takes paths 4q..4q + 4 as one
         // `F32x4`, each row's elements read and written as its class mod 4 allows
         // (`QuadNormals`, uniform over the grid), the last thread only its existing
-        // paths; the launcher's grid has ceil(paths / 4) threads (`buffer_lanes_at`).
+        // paths; the launcher's grid has ceil(paths / 4) threads (`LaunchShape::buffer_lanes_at`).
         // Uniform over the block (barrier in `stage_table`).
         // SAFETY: the kernel's contract with `T` = f32 (`PAIRS`), so the tables and
         // `C`, `x` are f32 and z/out hold rows·paths f32; thread q < ceil(paths / 4) has
@@ -90,7 +90,7 @@ pub(super) unsafe fn buffer<T: SharedIo<Coef = T>, const PF: usize, const PAIRS:
     if lanes == 4 {
         // f32, d = 1, path count a multiple of 4: thread q takes paths 4q..4q + 4 as one
         // `F32x4` (every row's quad is 16-byte aligned); the launcher's grid has paths / 4
-        // threads (`buffer_lanes_at`). Uniform over the block (barrier in `stage_table`).
+        // threads (`LaunchShape::buffer_lanes_at`). Uniform over the block (barrier in `stage_table`).
         // SAFETY: the kernel's contract with `T` = f32 (`PAIRS`), so the tables and
         // `C`, `x` are f32 and z/out hold paths / 4 quads per row.
         unsafe {
@@ -113,7 +113,7 @@ pub(super) unsafe fn buffer<T: SharedIo<Coef = T>, const PF: usize, const PAIRS:
     if lanes == 2 {
         // f32, d = 1, even path count: thread q takes paths 2q and 2q + 1 as one `F32x2`
         // (every row's pair is 8-byte aligned); the launcher's grid has paths / 2
-        // threads (`buffer_lanes_at`). Uniform over the block (barrier in `stage_table`).
+        // threads (`LaunchShape::buffer_lanes_at`). Uniform over the block (barrier in `stage_table`).
         // SAFETY: the kernel's contract with `T` = f32 (`PAIRS`), so the tables and
         // `C`, `x` are f32 and z/out hold paths / 2 pairs per row.
         unsafe {
@@ -149,14 +149,13 @@ pub(super) unsafe fn buffer<T: SharedIo<Coef = T>, const PF: usize, const PAIRS:
     unsafe { run::<T>(sh, shared, coef, idx, chol, start, scratch, out, p as usize, src) }
 }
 
-/// The bridge with normals from the buffer `z` for `2 ≤ d ≤ FAST_DIMS` on the
-/// specialised path (`buffer_fast`): one instance per `d`, the strategy staged in shared
+/// The bridge with normals from the buffer `z` for `2 ≤ d ≤ FAST_DIMS` on the specialised
+/// path (`LaunchShape::buffer_fast`): one instance per `d`, the strategy staged in shared
 /// memory, `C` in registers, 32-bit indices, two f32 paths per thread when
-/// `buffer_lanes` says so.
+/// `LaunchShape::buffer_lanes_at` says so.
 ///
 /// # Safety
-/// As the buffer kernel, with `buffer_fast(steps, d, slots, blockDim, paths)` and
-/// `2 ≤ d ≤ FAST_DIMS`.
+/// As the buffer kernel, with `LaunchShape::buffer_fast` holding and `2 ≤ d ≤ FAST_DIMS`.
 ///
 /// `D` is the kernel's dynamic shared array (declared by its entry point).
 #[inline(always)]
@@ -174,7 +173,7 @@ pub(super) unsafe fn buffer_dims<T: SharedIo<Coef = T>, const PAIRS: bool, D: Dy
     paths: u32,
 ) {
     // The stack, then the strategy, in dynamic shared memory of
-    // `buffer_shared_bytes(..)` bytes (the launcher's contract).
+    // `LaunchShape::buffer_shared_bytes` bytes (the launcher's contract).
     let dynamic = D::ptr();
     let (n, b) = (paths as usize, block_dim_x() as usize);
     let shape = LaunchShape {
@@ -207,22 +206,22 @@ pub(super) unsafe fn buffer_dims<T: SharedIo<Coef = T>, const PAIRS: bool, D: Dy
         };
         return;
     }
-    // SAFETY: the kernel's contract (`buffer_fast` holds, 2 ≤ d ≤ FAST_DIMS).
+    // SAFETY: the kernel's contract (`LaunchShape::buffer_fast` holds, 2 ≤ d ≤ FAST_DIMS).
     unsafe { buffer_fast_dims::<T>(dims, dynamic, coef, idx, steps, slots, chol, start, increments, z, out, paths) };
 }
 
 /// The fused Philox bridge on the d = 1 fast path ([`run_fused_d1`]): with the host's
-/// schedule `sched` (`cache_slots` > 0 and `fused_philox_cached` holds) each Philox
+/// schedule `sched` (`cache_slots` > 0 and `LaunchShape::philox_cached` holds) each Philox
 /// block is computed once per path ([`ScheduledPhilox`]), otherwise by the one-block
 /// cache of `PhiloxNormals`.
 ///
 /// # Safety
-/// As `bridge_philox_*`, and `fused_fast_d1(steps, dims, slots, blockDim, paths)`
-/// holds (otherwise nothing is written); when `cache_slots > 0`, `sched` holds the
-/// `steps` entries of the host's schedule of this strategy using `cache_slots` slots
-/// (`lockstep::bridge::Plan::philox_schedule`), and the launch has
-/// `fused_shared_bytes(.., false) + philox_cache_bytes(steps, cache_slots, blockDim)`
-/// bytes of dynamic shared memory when `fused_philox_cached` holds.
+/// As `bridge_philox_*`, and `LaunchShape::fused_fast_d1` holds (otherwise nothing is
+/// written); when `cache_slots > 0`, `sched` holds the `steps` entries of the host's schedule
+/// of this strategy using `cache_slots` slots (`lockstep::bridge::Plan::philox_schedule`), and
+/// when `LaunchShape::philox_cached(cache_slots)` holds the launch has
+/// `fused_shared_bytes(false) + philox_cache_bytes(cache_slots)` bytes of dynamic shared memory
+/// (`LaunchShape` methods).
 ///
 /// `D` is the kernel's dynamic shared array (declared by its entry point).
 #[inline(always)]
@@ -256,7 +255,7 @@ pub(super) unsafe fn fused_philox_d1<T: SharedIo<Coef = T>, D: DynamicShared>(
         let mut i = t;
         while i < steps {
             // SAFETY: i < steps entries in `sched` (contract) and in the array at base
-            // (`philox_cache_bytes`).
+            // (`LaunchShape::philox_cache_bytes`).
             unsafe { st_shared_u32(base + i * 4, *sched.add(i as usize)) };
             i += b;
         }

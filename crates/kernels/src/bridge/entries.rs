@@ -79,9 +79,8 @@ macro_rules! bridge_kernels {
         /// the strategy, writes `out`.
         ///
         /// # Safety
-        /// As the buffer kernel, without `z`; the launch has
-        /// `fused_shared_bytes(steps, d, slots, blockDim, paths, size_of::<T>(), false)` bytes of
-        /// dynamic shared memory.
+        /// As the buffer kernel, without `z`; the launch has `fused_shared_bytes(false)` bytes
+        /// of dynamic shared memory (`LaunchShape`).
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $philox(
             coef: *const $t,
@@ -120,15 +119,14 @@ macro_rules! bridge_kernels {
 
         /// The bridge with Sobol normals generated in registers (fused): path `p` takes point
         /// `offset + p`, row `j` dimension `j`. When the tables fit
-        /// (`lockstep_shared::bridge::fused_sobol_warp`) by the warp method ([`stage_sobol`]),
+        /// (`LaunchShape::fused_sobol_warp`) by the warp method ([`stage_sobol`]),
         /// otherwise by the Gray-code walk per element.
         ///
         /// # Safety
         /// As the buffer kernel, without `z`; `dirs` holds `steps·d·32` direction numbers, `low`
         /// `steps·d·32` low-table words (`sobol::low_table` per row), `offset + paths ≤ 2^32`;
-        /// blockDim is a multiple of 32; the launch has
-        /// `fused_shared_bytes(steps, d, slots, blockDim, paths, size_of::<T>(), true)` bytes of
-        /// dynamic shared memory.
+        /// blockDim is a multiple of 32; the launch has `fused_shared_bytes(true)` bytes of
+        /// dynamic shared memory (`LaunchShape`).
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $sobol(
             coef: *const $t,
@@ -155,7 +153,7 @@ macro_rules! bridge_kernels {
                 // stages and meets the barrier).
                 let base = shared_addr(dynamic) + shape.fused_base_bytes() as u32;
                 // SAFETY: dirs/low hold steps·d rows (contract); the dynamic array holds
-                // warp_shared_bytes(steps·d, blockDim) bytes at base (`fused_shared_bytes`).
+                // warp_shared_bytes(steps·d, blockDim) bytes at base (`LaunchShape::fused_shared_bytes`).
                 let z = unsafe { stage_sobol(dirs, low, steps * dims, offset, base) };
                 // SAFETY: forwarded from this kernel's contract; the tables are staged.
                 unsafe { run_fused::<$t>(sh, dynamic, coef, idx, chol, start, scratch, out, p, z, true) }
@@ -164,7 +162,7 @@ macro_rules! bridge_kernels {
                 // global memory (uniform condition, as above).
                 let base = shared_addr(dynamic) + shape.fused_base_bytes() as u32;
                 // SAFETY: dirs/low hold steps·d rows (contract); the dynamic array holds
-                // pairs_shared_bytes(steps·d, blockDim) bytes at base (`fused_shared_bytes`).
+                // pairs_shared_bytes(steps·d, blockDim) bytes at base (`LaunchShape::fused_shared_bytes`).
                 let z = unsafe { stage_sobol_global(dirs, low, steps * dims, offset, base) };
                 // SAFETY: forwarded from this kernel's contract; the high parts are staged.
                 unsafe { run_fused::<$t>(sh, dynamic, coef, idx, chol, start, scratch, out, p, z, true) }
@@ -219,10 +217,11 @@ macro_rules! bridge_kernels {
         }
 
         /// The fused Sobol bridge on the d = 1 fast path ([`run_fused_d1`]), by the warp method
-        /// when its tables fit (`fused_sobol_warp`), else by the Gray-code walk per element.
+        /// when its tables fit (`LaunchShape::fused_sobol_warp`), else by the Gray-code walk per
+        /// element.
         ///
         /// # Safety
-        /// As `bridge_sobol_*`, and `fused_fast_d1(steps, dims, slots, blockDim, paths)` holds
+        /// As `bridge_sobol_*`, and `LaunchShape::fused_fast_d1` holds
         /// (otherwise nothing is written).
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $sobol_d1(
@@ -250,7 +249,7 @@ macro_rules! bridge_kernels {
             if shape.fused_sobol_warp() {
                 let base = shared_addr(dynamic) + shape.fused_base_bytes() as u32;
                 // SAFETY: dirs/low hold steps rows (contract, d = 1); the dynamic array holds
-                // warp_shared_bytes(steps, blockDim) bytes at base (`fused_shared_bytes`); the
+                // warp_shared_bytes(steps, blockDim) bytes at base (`LaunchShape::fused_shared_bytes`); the
                 // barrier in `stage_table` comes before any read.
                 let z = unsafe { stage_sobol(dirs, low, steps, offset, base) };
                 // SAFETY: forwarded from this kernel's contract.
@@ -258,7 +257,7 @@ macro_rules! bridge_kernels {
             } else if shape.fused_sobol_pairs() {
                 let base = shared_addr(dynamic) + shape.fused_base_bytes() as u32;
                 // SAFETY: dirs/low hold steps rows (contract, d = 1); the dynamic array holds
-                // pairs_shared_bytes(steps, blockDim) bytes at base (`fused_shared_bytes`); the
+                // pairs_shared_bytes(steps, blockDim) bytes at base (`LaunchShape::fused_shared_bytes`); the
                 // barrier in `stage_table` comes before any read.
                 let z = unsafe { stage_sobol_global(dirs, low, steps, offset, base) };
                 // SAFETY: forwarded from this kernel's contract.

@@ -328,13 +328,13 @@ pub(super) unsafe fn stage_table<T: Real>(
     SharedSteps { coef: shared_addr(tc), idx: shared_addr(ti) }
 }
 
-/// The buffer kernel's specialised path (`buffer_fast`) for `d = D` and lane type `T` (f32,
+/// The buffer kernel's specialised path (`LaunchShape::buffer_fast`) for `d = D` and lane type `T` (f32,
 /// f64, [`F32x2`]: two paths per thread, or [`F32x4`]: four): stages the strategy after the stack in the dynamic
 /// shared array, loads `C` and `x` into registers, then [`run_small`] for element `index_1d()`
 /// of each `[row][lanes]` row (`lanes` elements of `T` per row, 32-bit indices).
 ///
 /// # Safety
-/// Every thread of the block calls it; `dynamic` holds `buffer_shared_bytes(..)` bytes (a stack
+/// Every thread of the block calls it; `dynamic` holds `LaunchShape::buffer_shared_bytes` bytes (a stack
 /// of `slots·D·blockDim` elements of `T`, rounded up to 16 bytes, then `steps` coefficient rows
 /// of `T::Coef` and `steps` index rows); `coef`/`idx` hold `steps` rows (slots < `slots`, rows
 /// `< steps·D`), `chol` `D²` values, `start` `D`, `z` and `out` `steps·D·lanes` elements with

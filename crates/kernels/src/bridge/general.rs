@@ -10,9 +10,9 @@ use super::*;
 /// allocated that path's 72 instead of ~40).
 ///
 /// # Safety
-/// Every thread of the block calls it (barrier); `fused_fast_d1(..)` holds for `sh` and
-/// blockDim; `dynamic` is the launch's dynamic shared memory of `fused_shared_bytes(..)` bytes
-/// (it starts with `fused_base_bytes`: the stack, then the strategy, as `buffer_small_io`
+/// Every thread of the block calls it (barrier); `LaunchShape::fused_fast_d1` holds for `sh` and
+/// blockDim; `dynamic` is the launch's dynamic shared memory of `LaunchShape::fused_shared_bytes` bytes
+/// (it starts with `LaunchShape::fused_base_bytes`: the stack, then the strategy, as `buffer_small_io`
 /// expects); the pointers as the buffer kernel's contract; shared memory `z` reads was written
 /// before this call (the barrier in `stage_table` orders it).
 #[inline(always)]
@@ -52,7 +52,7 @@ pub(super) unsafe fn run_fused_d1<T: SharedIo<Coef = T>>(
 ///
 /// # Safety
 /// Every thread of the block calls it (barrier); `dynamic` is the launch's dynamic shared memory
-/// of `fused_shared_bytes(..)` bytes; the pointers as the buffer kernel's contract; `p` is this
+/// of `LaunchShape::fused_shared_bytes` bytes; the pointers as the buffer kernel's contract; `p` is this
 /// thread's global index.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]

@@ -165,7 +165,7 @@ impl Normals<F32x4> for QuadNormals {
         let z = self.z;
         // Element e + i of each existing path 4q + i < paths is inside z and does not wrap (row
         // < rows, rows·paths ≤ 2^32 checked by the kernel, z holds rows·paths). z is a 16-byte
-        // aligned global address (`buffer_lanes_at` chose quads): element e is 16-byte aligned when
+        // aligned global address (`LaunchShape::buffer_lanes_at` chose quads): element e is 16-byte aligned when
         // e ≡ 0 (mod 4), and e, e + 2 (way 2) and e + 1 (ways 1, 3) are 8-byte aligned.
         // SAFETY: in bounds and aligned for each access (above).
         unsafe {

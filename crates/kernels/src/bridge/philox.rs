@@ -14,7 +14,7 @@ impl Stack<u32> for SharedWords {
     #[inline(always)]
     fn get(&self, i: u32) -> u32 {
         // SAFETY: i < the cache's slots (the schedule's fields, `philox_schedule`), inside the
-        // array the kernel sized with `philox_cache_bytes`.
+        // array the kernel sized with `LaunchShape::philox_cache_bytes`.
         unsafe { ld_shared_u32(self.base + i * self.stride) }
     }
     #[inline(always)]

@@ -54,7 +54,7 @@ pub(super) unsafe fn stage_sobol(dirs: *const u32, low: *const u32, rows: u32, o
 /// Sobol normals by the warp method with the low tables read from global memory (one 128-byte
 /// line per row, the same for every warp of the grid: L1 hits) and the high parts in shared
 /// memory ([`stage_sobol_high`]): for shapes whose low tables do not fit shared memory
-/// (`lockstep_shared::bridge::fused_sobol_pairs`). Same integers as [`WarpSobol`].
+/// (`LaunchShape::fused_sobol_pairs`). Same integers as [`WarpSobol`].
 #[derive(Clone, Copy)]
 pub(super) struct WarpSobolGlobal {
     /// Shared address of this thread's high part of row 0 (rows 8 bytes apart).

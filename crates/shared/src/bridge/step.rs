@@ -13,8 +13,8 @@ pub const EMIT_LEFT: u32 = 1;
 pub const EMIT_RIGHT: u32 = 2;
 
 /// Coefficients per step in the flat table: `wl, wr, sd, θ−ℓ, r−θ`, the reciprocals
-/// [`reciprocal`]`(θ−ℓ)`, [`reciprocal`]`(r−θ)` (for [`increment`](super::increment)) and one zero of padding (a
-/// step's row is 16-byte aligned, so the GPU reads it with vector loads).
+/// [`reciprocal`]`(θ−ℓ)`, [`reciprocal`]`(r−θ)` (for [`increment`](super::increment)) and one
+/// zero of padding (a step's row is 16-byte aligned, so the GPU reads it with vector loads).
 pub const COEFS: usize = 8;
 /// Indices per step in the flat table: `left, right, store, z, out, flags` and 2 zeros.
 pub const INDICES: usize = 8;
