@@ -273,12 +273,7 @@ impl<'g> Bridge<'g> {
     /// [`Variant::BufferDims`] for `2 ≤ d ≤ 4` on the specialised path
     /// (`LaunchShape::buffer_fast`), [`Variant::Buffer`] otherwise.
     pub fn buffer_variant<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize) -> Variant {
-        Self::buffer_kernel(&plan.shape(self.block, paths))
-    }
-
-    /// [`Bridge::buffer_variant`] of a launch shape: the one rule the launcher follows.
-    pub(super) fn buffer_kernel(shape: &LaunchShape) -> Variant {
-        if shape.dims >= 2 && shape.buffer_fast() { Variant::BufferDims } else { Variant::Buffer }
+        Self::kernel_for(&plan.shape(self.block, paths), Variant::Buffer)
     }
 
     /// The kernel a generation of `paths` with `plan` from `variant` launches: the buffer source
@@ -286,11 +281,16 @@ impl<'g> Bridge<'g> {
     /// `LaunchShape::fused_fast_d1` holds (d = 1, stack and strategy in shared memory, 32-bit
     /// indices); every other variant is itself.
     pub fn launched<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize, variant: Variant) -> Variant {
-        let fast = plan.shape(self.block, paths).fused_fast_d1();
+        Self::kernel_for(&plan.shape(self.block, paths), variant)
+    }
+
+    /// The kernel a launch of `shape` from `variant` takes: the one rule the launchers follow
+    /// and [`Bridge::launched`] reports.
+    pub(super) fn kernel_for(shape: &LaunchShape, variant: Variant) -> Variant {
         match variant {
-            Variant::Buffer => self.buffer_variant(plan, paths),
-            Variant::Philox if fast => Variant::PhiloxD1,
-            Variant::Sobol if fast => Variant::SobolD1,
+            Variant::Buffer if shape.dims >= 2 && shape.buffer_fast() => Variant::BufferDims,
+            Variant::Philox if shape.fused_fast_d1() => Variant::PhiloxD1,
+            Variant::Sobol if shape.fused_fast_d1() => Variant::SobolD1,
             v => v,
         }
     }

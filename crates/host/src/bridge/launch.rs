@@ -114,7 +114,7 @@ impl<'g> Bridge<'g> {
         let grid = Grid1d::for_len((n as u64).div_ceil(lanes as u64), self.block_size())?;
         // The stack (and on the specialised path the strategy): ≤ 44 KiB, under the 48 KiB default.
         let shared_bytes = shared_u32(l.shape.buffer_shared_bytes())?;
-        if Self::buffer_kernel(&l.shape) == Variant::BufferDims {
+        if Self::kernel_for(&l.shape, Variant::Buffer) == Variant::BufferDims {
             // SAFETY: arguments mirror `bridge_dims_f32/f64(coef, idx, steps, dims, slots, chol,
             // start, increments, z, out, paths)`; the tables come from one validated Plan, z/out
             // hold (N+1)·d·paths (checked), buffer_fast holds with 2 ≤ d ≤ 4, shared_bytes and the
@@ -139,7 +139,7 @@ impl<'g> Bridge<'g> {
         let (cp, ip, steps, dims, slots, hp, xp, inc) = l.strategy;
         let (sp, op, n, grid) = (l.scratch, l.out, l.paths, l.grid);
         let base = shared_u32(l.shape.fused_shared_bytes(false))?;
-        if !l.shape.fused_fast_d1() {
+        if Self::kernel_for(&l.shape, Variant::Philox) != Variant::PhiloxD1 {
             // SAFETY: as the buffer kernel with `seed: u64` in place of z; the shared memory
             // (`base`) is fused_shared_bytes(false), as the kernel decides from the same shape.
             return unsafe {
@@ -177,7 +177,7 @@ impl<'g> Bridge<'g> {
         let (cp, ip, steps, dims, slots, hp, xp, inc) = l.strategy;
         let (sp, op, n, grid) = (l.scratch, l.out, l.paths, l.grid);
         let shared_bytes = shared_u32(l.shape.fused_shared_bytes(true))?;
-        if l.shape.fused_fast_d1() {
+        if Self::kernel_for(&l.shape, Variant::Sobol) == Variant::SobolD1 {
             // SAFETY: mirrors `bridge_sobol_d1_*(coef, idx, steps, dims, slots, chol, start,
             // increments, dirs, low, offset, out, paths)`; fused_fast_d1 holds (checked), dirs and
             // low hold (N+1)·d·32 words, offset + paths ≤ 2^32 (checked by `sobol_dirs`), the block
