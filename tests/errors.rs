@@ -39,7 +39,7 @@ fn ptx_with_a_nul_byte_is_refused_before_the_driver() {
 #[test]
 fn a_missing_gpu_is_no_device() {
     // No driver library: NoDriver naming it; a driver: NoDevice for a GPU that is not there.
-    match Gpu::with_ptx(4096, lockstep::ptx::MODULE) {
+    match Gpu::with_ptx(4096, lockstep::ptx::module()) {
         Err(Error::NoDevice { reason }) => assert!(!reason.is_empty()),
         Err(Error::NoDriver { reason }) => assert!(reason.contains("libcuda.so.1"), "{reason}"),
         other => panic!("GPU 4096 should not exist: {other:?}"),

@@ -3,8 +3,8 @@
 //! subnormal and signed-zero payloads.
 
 use lockstep::foundation as cpu;
-use lockstep::foundation::Foundation;
-use lockstep::{CopyDestination, DeviceBuffer};
+use lockstep::foundation::{Clusters, Foundation};
+use lockstep::{Backend, CopyDestination, DeviceBuffer, Error, Gpu};
 use lockstep_parity::{assert_bits_eq, config, data, gpu_or_skip};
 use proptest::prelude::*;
 
@@ -99,5 +99,33 @@ proptest! {
         let f = Foundation::new(gpu)?;
         let got = f.exp_sin_log(&x)?;
         assert_bits_eq("exp_sin_log_f64", &got, &want, |i| format!("x={:?} (bits {:#x})", x[i], x[i].to_bits()))?;
+    }
+
+    /// The architecture-specific kernel: on the sm_90 cubin, the CPU twin's bits for any block
+    /// count; on any other image, the clear error that names where the kernel lives (never a
+    /// launch, never a "missing kernel").
+    #[test]
+    fn cluster_probe_gpu_equals_cpu_where_its_image_is_loaded(blocks in prop_oneof![0u32..70, 1u32..(1 << 20)]) {
+        let want = cpu::cluster_probe_cpu(blocks);
+        let gpu = gpu_or_skip!();
+        match Clusters::new(gpu) {
+            Ok(c) => {
+                prop_assert_eq!(gpu.loaded().what.as_str(), "sm_90 cubin");
+                prop_assert_eq!(c.probe(blocks)?, want);
+            }
+            Err(e @ Error::KernelNotLoaded { .. }) => {
+                prop_assert!(gpu.loaded().what != "sm_90 cubin", "{}", e);
+                let msg = e.to_string();
+                prop_assert!(msg.contains("cluster_probe") && msg.contains("sm_90 cubin"), "{}", msg);
+                let refused = matches!(cpu::cluster_probe(Backend::Gpu(gpu), blocks), Err(Error::KernelNotLoaded { .. }));
+                prop_assert!(refused, "the Backend entry must refuse it too");
+            }
+            Err(e) => prop_assert!(false, "unexpected error: {}", e),
+        }
+        // the portable PTX never holds it, whatever the device
+        let ptx_gpu = Gpu::with_ptx(gpu.ordinal(), lockstep::ptx::module())?;
+        prop_assert!(!ptx_gpu.has_kernel("cluster_probe"));
+        let refused = matches!(Clusters::new(&ptx_gpu), Err(Error::KernelNotLoaded { .. }));
+        prop_assert!(refused, "the PTX must refuse cluster_probe");
     }
 }

@@ -58,6 +58,7 @@ const LAUNCHED_BY: &[(&[&str], &str)] = &[
     (&["warp_sum_f32"], "warp_sums"),
     (&["block_sum_f64"], "block_sums"),
     (&["exp_sin_log_f64"], "exp_sin_log"),
+    (&["cluster_probe"], "probe"),
     (
         &[
             "aggregate_probe_u32",
@@ -125,7 +126,12 @@ fn every_kernel_has_one_typed_handle_a_launch_and_a_parity_test() {
     let host = read_all("crates/host/src");
     let parity: Vec<(PathBuf, String)> =
         read_all("tests").into_iter().filter(|(p, _)| p.to_string_lossy().contains("parity")).collect();
-    let kernels = lockstep::ptx::KERNELS;
+    // every image's kernels: the portable ones and the architecture-specific ones
+    let kernels: Vec<&str> = lockstep::ptx::KERNELS
+        .iter()
+        .copied()
+        .chain(lockstep::ptx::IMAGES.iter().flat_map(|i| i.own_kernels().iter().copied()))
+        .collect();
     assert!(!kernels.is_empty());
     let listed = |table: Vec<&str>, what: &str| {
         for k in &table {
@@ -135,7 +141,7 @@ fn every_kernel_has_one_typed_handle_a_launch_and_a_parity_test() {
     };
     listed(LAUNCHED_BY.iter().flat_map(|(ks, _)| ks.iter().copied()).collect(), "LAUNCHED_BY");
     listed(SHARED_PARITY_TESTS.iter().flat_map(|(_, ks)| ks.iter().copied()).collect(), "SHARED_PARITY_TESTS");
-    for kernel in kernels {
+    for kernel in &kernels {
         // 1. One typed handle.
         let quoted = format!("\"{kernel}\"");
         let uses: usize = host.iter().map(|(_, t)| t.matches(&quoted).count()).sum();
@@ -248,7 +254,7 @@ const BRIDGE_KERNELS: [&str; 12] = [
 
 #[test]
 fn exact_kernels_have_no_fma_approx_ftz_or_local_memory() {
-    let funcs = lockstep_ptx_builder::census::functions(lockstep::ptx::MODULE);
+    let funcs = lockstep_ptx_builder::census::functions(lockstep::ptx::module());
     for kernel in lockstep::ptx::KERNELS {
         let f = funcs.iter().find(|f| f.name == *kernel).unwrap_or_else(|| panic!("{kernel} not in census"));
         // Kernels named `*_fast` are an explicit fast mode (e.g. nbody's FMA + rsqrt.approx),
@@ -289,5 +295,5 @@ fn exact_kernels_have_no_fma_approx_ftz_or_local_memory() {
     for f in funcs.iter().filter(|f| f.is_entry && f.local_depot_bytes > 0) {
         assert_eq!(f.name, "exp_sin_log_f64", "unexpected local memory: {f:?}");
     }
-    assert!(lockstep_ptx_builder::check_module(lockstep::ptx::MODULE).is_ok());
+    assert!(lockstep_ptx_builder::check_module(lockstep::ptx::module()).is_ok());
 }

@@ -1,49 +1,96 @@
-//! Hands `src/ptx.rs` the PTX module through `OUT_DIR`, and (feature `gpu`) lets programs start
+//! Hands `src/ptx.rs` the device code through `OUT_DIR`, and (feature `gpu`) lets programs start
 //! without the CUDA driver. Writes nothing outside `OUT_DIR` and runs no compiler by default.
 //!
-//! - **The module.** By default the module shipped with the crate
-//!   (`ptx/lockstep_kernels.sm_70.ptx`, written by `cargo xtask build-ptx`, checked against a
-//!   fresh build by `cargo xtask test`) is embedded as it is: any toolchain, stable included,
-//!   builds lockstep. `LOCKSTEP_PTX_ARCH=sm_NN` (NN ≠ 70) instead builds the device crate for
-//!   that architecture with the toolchain pinned in `rust-toolchain.toml`, run through rustup
-//!   (never the calling cargo), into `OUT_DIR`.
+//! - **The device code.** By default the images shipped with the crate (`modules/`: the sm_70
+//!   PTX and the sm_80 / sm_90 cubins, zstd-compressed, and `census.txt`; written by `cargo
+//!   xtask build-ptx`, checked against a fresh build by `cargo xtask test`) are embedded as
+//!   they are, compressed: `src/ptx.rs` decodes the one a GPU needs when it loads. Here the PTX
+//!   is decoded once to check it can load and to list its kernels, and the census's kernel list
+//!   must agree with it. Any toolchain, stable included, builds lockstep.
+//!   `LOCKSTEP_PTX_ARCH=sm_NN` (NN ≠ 70) instead builds the device crate for that architecture
+//!   with the toolchain pinned in `rust-toolchain.toml`, run through rustup (never the calling
+//!   cargo), into `OUT_DIR`, and embeds that PTX alone (no cubins).
 //! - **The driver.** On Linux x86_64/aarch64 with feature `gpu`, `-lcuda` (from cust's build
 //!   script) finds an empty `libcuda.so` linker script here, and `src/driver.rs` defines the
 //!   driver's symbols and opens `libcuda.so.1` when a GPU is first asked for (cfg `lazy_cuda`).
 
-use lockstep_ptx_builder::{Arch, BuildOptions};
+use lockstep_ptx_builder::images::{self, IMAGES, ImageKind};
+use lockstep_ptx_builder::{Arch, BuildOptions, census};
+use std::io::Read;
 use std::path::{Path, PathBuf};
-
-/// The module shipped with the crate, for [`Arch::DEFAULT`].
-const SHIPPED: &str = "ptx/lockstep_kernels.sm_70.ptx";
 
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("set by cargo"));
-    println!("cargo:rerun-if-changed={SHIPPED}");
+    let modules = manifest_dir.join(images::DIR);
+    println!("cargo:rerun-if-changed={}", modules.display());
     println!("cargo:rerun-if-env-changed=LOCKSTEP_PTX_ARCH");
     let arch = match std::env::var("LOCKSTEP_PTX_ARCH") {
         Ok(s) => s.parse::<Arch>().unwrap_or_else(|e| fail(&e.to_string())),
         Err(_) => Arch::DEFAULT,
     };
-    let ptx = if arch == Arch::DEFAULT {
-        let path = manifest_dir.join(SHIPPED);
-        std::fs::read_to_string(&path).unwrap_or_else(|e| {
-            fail(&format!("{}: {e} (run `cargo xtask build-ptx` in lockstep's checkout)", path.display()))
-        })
-    } else {
-        build_for(&manifest_dir, &out, arch)
-    };
+    let (ptx, table) = if arch == Arch::DEFAULT { shipped(&modules) } else { own_build(&manifest_dir, &out, arch) };
     let entries = lockstep_ptx_builder::check_module(&ptx).unwrap_or_else(|e| fail(&e.to_string()));
-    write(&out.join("lockstep_kernels.ptx"), &ptx);
     let names: Vec<String> = entries.iter().map(|e| format!("{e:?}")).collect();
     write(&out.join("kernel_names.rs"), &format!("&[{}]", names.join(", ")));
     write(&out.join("ptx_arch.txt"), &arch.name());
+    write(&out.join("image_count.rs"), &table.matches("Image::new(").count().to_string());
+    write(&out.join("images.rs"), &table);
     lazy_driver(&out);
 }
 
-/// Builds the device crate for `arch` with the pinned toolchain, into `OUT_DIR/ptx-build`.
-fn build_for(manifest_dir: &Path, out: &Path, arch: Arch) -> String {
+/// The shipped images: the decoded PTX, and the image table for `src/ptx.rs`.
+fn shipped(modules: &Path) -> (String, String) {
+    let hint = "(run `cargo xtask build-ptx` in lockstep's checkout)";
+    let census_path = modules.join(images::CENSUS);
+    let census_text = std::fs::read_to_string(&census_path)
+        .unwrap_or_else(|e| fail(&format!("{}: {e} {hint}", census_path.display())));
+    let rows = census::read_kernel_lines(&census_text);
+    let mut ptx = None;
+    let mut table = String::from("[\n");
+    for spec in IMAGES {
+        let path = modules.join(spec.file_name());
+        println!("cargo:rerun-if-changed={}", path.display());
+        if spec.kind == ImageKind::Ptx {
+            let z = std::fs::read(&path).unwrap_or_else(|e| fail(&format!("{}: {e} {hint}", path.display())));
+            let mut text = String::new();
+            ruzstd::decoding::StreamingDecoder::new(&z[..])
+                .map_err(|e| e.to_string())
+                .and_then(|mut d| d.read_to_string(&mut text).map_err(|e| e.to_string()))
+                .unwrap_or_else(|e| {
+                    fail(&format!("{}: not a zstd-compressed PTX module ({e}) {hint}", path.display()))
+                });
+            ptx = Some(text);
+        } else if !path.is_file() {
+            fail(&format!("{}: missing {hint}", path.display()));
+        }
+        let own: Vec<String> =
+            rows.iter().filter(|(_, images)| *images == spec.target.name()).map(|(k, _)| format!("{k:?}")).collect();
+        table += &format!(
+            "    Image::new(ImageSpec {{ target: Arch::new({}), kind: ImageKind::{:?}, from: Arch::new({}) }}, \
+             Stored::Zstd(include_bytes!({:?})), &[{}]),\n",
+            spec.target.number(),
+            spec.kind,
+            spec.from.number(),
+            path.display().to_string(),
+            own.join(", ")
+        );
+    }
+    table += "]";
+    let ptx = ptx.expect("IMAGES holds a PTX image");
+    // the census must list exactly the PTX's kernels as `all` (a stale census is refused too)
+    let portable: Vec<&str> = rows.iter().filter(|(_, i)| i == "all").map(|(k, _)| k.as_str()).collect();
+    let mut entries = lockstep_ptx_builder::check_module(&ptx).unwrap_or_else(|e| fail(&e.to_string()));
+    entries.sort();
+    if portable != entries {
+        fail(&format!("{} does not list the PTX module's kernels {hint}", census_path.display()));
+    }
+    (ptx, table)
+}
+
+/// Builds the device crate for `arch` with the pinned toolchain, into `OUT_DIR/ptx-build`: its
+/// PTX, and a table of that one image (stored as it is).
+fn own_build(manifest_dir: &Path, out: &Path, arch: Arch) -> (String, String) {
     let root = manifest_dir.join("../..");
     let root = root.canonicalize().unwrap_or_else(|e| {
         fail(&format!(
@@ -62,7 +109,14 @@ fn build_for(manifest_dir: &Path, out: &Path, arch: Arch) -> String {
         arch,
         target_dir: out.join("ptx-build"),
     };
-    lockstep_ptx_builder::build(&opts).unwrap_or_else(|e| fail(&e.to_string())).ptx
+    let built = lockstep_ptx_builder::build(&opts).unwrap_or_else(|e| fail(&e.to_string()));
+    let table = format!(
+        "[\n    Image::new(ImageSpec {{ target: Arch::new({n}), kind: ImageKind::Ptx, from: Arch::new({n}) }}, \
+         Stored::Plain(include_bytes!({:?})), &[]),\n]",
+        built.path.display().to_string(),
+        n = arch.number()
+    );
+    (built.ptx, table)
 }
 
 /// The empty `libcuda.so` for the linker, and cfg `lazy_cuda` for `src/driver.rs`.
@@ -91,6 +145,6 @@ fn write(path: &Path, text: &str) {
 
 /// Prints the whole message (the compiler's output included) and stops the build.
 fn fail(message: &str) -> ! {
-    eprintln!("error: preparing lockstep's PTX module failed\n{message}");
+    eprintln!("error: preparing lockstep's device code failed\n{message}");
     std::process::exit(1);
 }

@@ -210,7 +210,7 @@ pub fn chunked(total: u64, stop: &AtomicBool, mut step: impl FnMut(u64) -> Work<
     Ok(())
 }
 
-/// The GPU (name, memory, compute capability) and the embedded PTX module, as a dict;
+/// The GPU (name, memory, compute capability, the loaded module) and the embedded device code, as a dict;
 /// `available` is False (with the reason) when there is none.
 #[pyfunction]
 pub fn gpu_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
@@ -229,6 +229,9 @@ pub fn gpu_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
             let major = g.attribute(A::ComputeCapabilityMajor).map_err(to_py)?;
             let minor = g.attribute(A::ComputeCapabilityMinor).map_err(to_py)?;
             d.set_item("compute_capability", (major, minor))?;
+            // which embedded image the GPU loaded (`sm_90 cubin`, `sm_70 PTX`) and how long it took
+            d.set_item("module", g.loaded().what.clone())?;
+            d.set_item("module_load_ms", g.loaded().load_time.as_secs_f64() * 1e3)?;
         }
         Err(reason) => {
             d.set_item("available", false)?;

@@ -1,3 +1,4 @@
+import os
 import numpy as np
 import pytest
 
@@ -127,6 +128,11 @@ def test_mg_gpu_equals_cpu(gpu):
 
 def test_gpu_info_and_matmul_gpu(gpu):
     assert gpu["available"] and gpu["name"]
+    # the loaded image: the cubin of the device's architecture, or the PTX (forced or fallback)
+    assert gpu["module"] in ("sm_70 PTX", "sm_80 cubin", "sm_90 cubin"), gpu["module"]
+    if os.environ.get("LOCKSTEP_MODULE") == "ptx":
+        assert gpu["module"] == "sm_70 PTX"
+    assert gpu["module_load_ms"] >= 0
     a = lockstep.matmul.model(100)
     assert np.array_equal(lockstep.matmul.multiply(a, a, device="gpu"), lockstep.matmul.multiply(a, a, device="cpu"))
 

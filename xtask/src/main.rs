@@ -1,18 +1,20 @@
 //! lockstep's developer commands, run as `cargo xtask <command>` (alias in .cargo/config.toml).
 //!
-//! - `setup`: fetches `ptxas` (PyPI `nvidia-cuda-nvcc`) into `target/tools/bin` when none is on
-//!   PATH, for the census. Idempotent.
-//! - `build-ptx [--arch sm_NN]`: builds the device crate to PTX with the PTX builder, checks the
-//!   module, runs ptxas for sm_80 and sm_90 when present, and prints the instruction census. For
-//!   the default architecture it also writes the module shipped with the host crate
-//!   (`crates/host/ptx/lockstep_kernels.sm_70.ptx`) when it changed.
-//! - `test`: setup, build-ptx in check mode (fails when the shipped module is not byte-identical
-//!   to a fresh build), every test of the workspace (GPU suites say they are skipped when no GPU
-//!   is present; a failure with LOCKSTEP_REQUIRE_GPU=1), `cargo doc` without warnings, the CLI
-//!   and an example started with no driver library, and the downstream crate
-//!   (`tests/downstream`) built and run on the stable toolchain, then the Python package's
-//!   pytest suite in a venv under `target/` (python.rs). The one test command of
-//!   README.md and .ci/run.
+//! - `setup`: fetches the pinned `ptxas` (PyPI `nvidia-cuda-nvcc`) into `target/tools/bin`, for
+//!   the cubins and the census. Idempotent.
+//! - `build-ptx [--arch sm_NN]`: builds the device crate for sm_70 and sm_90, assembles the
+//!   sm_80 and sm_90 cubins with ptxas and writes what changed of the device code shipped with
+//!   the host crate (`crates/host/modules/`: zstd-compressed images and `census.txt`; see
+//!   modules.rs). With `--arch`, that architecture's PTX alone, with its census; nothing stored.
+//! - `test`: setup, build-ptx in check mode (fails when a shipped image, decompressed, or the
+//!   census differs from a fresh build), every test of the workspace (GPU suites say they are
+//!   skipped when no GPU is present; a failure with LOCKSTEP_REQUIRE_GPU=1), `cargo doc` without
+//!   warnings, the CLI and an example started with no driver library, the downstream crate
+//!   (`tests/downstream`) built and run on the stable toolchain, the 1 MiB rule for tracked files
+//!   (hygiene.rs), the published crates packaged and a crate built against the packages
+//!   (package.rs), then the Python package's pytest suite, its wheel in a fresh venv and a wheel
+//!   built from its sdist (python.rs). The one test command of README.md and .ci/run.
+//! - `package`: the packaging step of `test` alone.
 //! - `demo`: runs every kernel (on the GPU if present, else the CPU references).
 //! - `bench <name> [args]`: runs `lockstep bench <name>` in release mode.
 //! - `wheel`: the Python package's abi3 wheel, pytest and the Python tests in `target/wheels/`
@@ -21,12 +23,16 @@
 //!   GPU machine that has a driver but no Rust.
 
 mod bundle;
+mod hygiene;
+mod modules;
+mod package;
 mod python;
 mod reach;
 mod setup;
 
 use anyhow::{Context, Result, bail};
-use lockstep_ptx_builder::{Arch, BuildOptions, census, ptxas};
+use lockstep_ptx_builder::{Arch, census, ptxas};
+use modules::Shipped;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -45,9 +51,10 @@ fn main() -> Result<()> {
         }
         Some("bundle") => bundle::run(&root),
         Some("wheel") => python::wheel(&root, &root.join("target/wheels")),
+        Some("package") => package::check(&root),
         _ => {
             eprintln!(
-                "usage: cargo xtask <setup | build-ptx [--arch sm_NN] | test | demo | bench <name> | bundle | wheel>"
+                "usage: cargo xtask <setup | build-ptx [--arch sm_NN] | test | demo | bench <name> | bundle | wheel | package>"
             );
             bail!("unknown or missing command")
         }
@@ -58,57 +65,25 @@ fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
 }
 
-fn parse_arch(args: &[String]) -> Result<Arch> {
+fn parse_arch(args: &[String]) -> Result<Option<Arch>> {
     match args {
-        [] => Ok(Arch::DEFAULT),
-        [flag, arch] if flag == "--arch" => Ok(arch.parse()?),
+        [] => Ok(None),
+        [flag, arch] if flag == "--arch" => Ok(Some(arch.parse()?)),
         _ => bail!("usage: cargo xtask build-ptx [--arch sm_NN]"),
     }
 }
 
-/// The module shipped with the host crate (for [`Arch::DEFAULT`]), relative to the root.
-const SHIPPED_PTX: &str = "crates/host/ptx/lockstep_kernels.sm_70.ptx";
-
-/// What [`build_ptx`] does with the shipped module when it builds the default architecture.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Shipped {
-    /// Replace it when the fresh build differs (`cargo xtask build-ptx`).
-    Write,
-    /// Fail when the fresh build differs (`cargo xtask test`: a stale module never lands).
-    Check,
-}
-
-/// Builds the PTX for `arch`, checks it, prints the census and ptxas's report, and writes or
-/// checks the shipped module.
-fn build_ptx(root: &Path, arch: Arch, shipped: Shipped) -> Result<()> {
-    let opts = BuildOptions {
-        manifest_path: root.join("Cargo.toml"),
-        package: "lockstep-kernels".into(),
-        arch,
-        target_dir: root.join("target/ptx").join(arch.name()),
+/// `cargo xtask build-ptx [--arch sm_NN]`. Without `--arch`: every shipped image
+/// (modules.rs), written (`Shipped::Write`) or checked (`Shipped::Check`) against
+/// `crates/host/modules/`. With `--arch`: that architecture's PTX alone, checked and assembled
+/// for the census, nothing stored.
+fn build_ptx(root: &Path, arch: Option<Arch>, shipped: Shipped) -> Result<()> {
+    let ptxas = setup::ptxas(root)?;
+    let Some(arch) = arch else {
+        return modules::build(root, &ptxas, shipped);
     };
-    let built = lockstep_ptx_builder::build(&opts)?;
-    println!("PTX for {arch}: {} ({} kernels, no .extern .func)", built.path.display(), built.entries.len());
-    if arch == Arch::DEFAULT {
-        let path = root.join(SHIPPED_PTX);
-        let current = std::fs::read_to_string(&path).ok();
-        match (current.as_deref() == Some(built.ptx.as_str()), shipped) {
-            (true, _) => println!("shipped module {SHIPPED_PTX}: byte-identical to this build"),
-            (false, Shipped::Write) => {
-                std::fs::write(&path, &built.ptx).with_context(|| format!("writing {}", path.display()))?;
-                println!("shipped module {SHIPPED_PTX}: updated from this build (commit it)");
-            }
-            (false, Shipped::Check) => bail!(
-                "{SHIPPED_PTX} is not byte-identical to a fresh build of the device crate: run `cargo xtask build-ptx` and commit the module"
-            ),
-        }
-    }
+    let built = modules::build_arch(root, arch)?;
     let funcs = census::functions(&built.ptx);
-    let Some(ptxas) = ptxas::find(root) else {
-        println!("{}", census::table(&funcs, &[]));
-        println!("ptxas not found (run `cargo xtask setup` or put it on PATH): registers and spills not checked");
-        return Ok(());
-    };
     // sm_80 and sm_90, or the module's own architecture when it is newer (ptxas cannot
     // assemble PTX for an older target than the module's `.target`).
     let targets: Vec<String> = match arch.number() {
@@ -132,7 +107,7 @@ fn build_ptx(root: &Path, arch: Arch, shipped: Shipped) -> Result<()> {
 /// `SKIPPED (no GPU)` (they are not counted as passed).
 fn test(root: &Path, extra: &[String]) -> Result<()> {
     setup::run(root)?;
-    build_ptx(root, Arch::DEFAULT, Shipped::Check)?;
+    build_ptx(root, None, Shipped::Check)?;
     let mut args = vec!["test".to_string(), "--workspace".into()];
     args.extend(extra.iter().cloned());
     let mut child = cargo(root)
@@ -156,6 +131,8 @@ fn test(root: &Path, extra: &[String]) -> Result<()> {
     reach::docs(root)?;
     reach::without_driver(root)?;
     reach::downstream(root)?;
+    hygiene::check(root)?;
+    package::check(root)?;
     python::test(root)?;
     println!("test: all passed");
     Ok(())

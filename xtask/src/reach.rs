@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 
 /// Variables of the enclosing `cargo xtask` that would pick a toolchain, flags or a driver
 /// library for a child that must show what a user's own shell gives.
-const OUTER_ENV: &[&str] = &[
+pub(crate) const OUTER_ENV: &[&str] = &[
     "RUSTUP_TOOLCHAIN",
     "RUSTC",
     "RUSTDOC",

@@ -1,21 +1,41 @@
-//! `cargo xtask setup`: ptxas for the census. (Nothing else is needed to build: lockstep links no
+//! `cargo xtask setup`: ptxas for the cubins and the census. (Nothing else is needed to build: lockstep links no
 //! driver library — see crates/host/src/driver.rs — and cust's build script finds the empty
 //! `.cargo/cuda-link/lib64` through `CUDA_LIBRARY_PATH` in `.cargo/config.toml`.)
 
 use anyhow::{Context, Result, bail};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The nvcc wheel whose ptxas the census uses (pinned so every machine checks the same way).
 const NVCC_WHEEL: &str = "nvidia-cuda-nvcc==13.5.37";
 
 pub fn run(root: &Path) -> Result<()> {
-    if lockstep_ptx_builder::ptxas::find(root).is_none()
+    if std::env::var_os("LOCKSTEP_PTXAS").is_none()
+        && !pinned(root).is_file()
         && let Err(e) = fetch_ptxas(root)
     {
-        eprintln!("warning: could not fetch ptxas ({e:#}); the census will lack registers and spills");
+        eprintln!("warning: could not fetch ptxas ({e:#}); `cargo xtask build-ptx` needs it");
     }
     Ok(())
+}
+
+/// `target/tools/bin/ptxas`: where [`fetch_ptxas`] puts the pinned one.
+fn pinned(root: &Path) -> PathBuf {
+    root.join("target/tools/bin/ptxas")
+}
+
+/// The ptxas that assembles the shipped cubins: `$LOCKSTEP_PTXAS`, else the pinned one
+/// ([`NVCC_WHEEL`], fetched when missing). Never one found on `PATH`: another version writes
+/// other machine code, and the stored cubins would look stale.
+pub fn ptxas(root: &Path) -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os("LOCKSTEP_PTXAS") {
+        return Ok(PathBuf::from(p));
+    }
+    let path = pinned(root);
+    if !path.is_file() {
+        fetch_ptxas(root).context("ptxas is needed to assemble the shipped cubins")?;
+    }
+    Ok(path)
 }
 
 /// Downloads the pinned nvcc wheel and extracts ptxas into target/tools/bin.

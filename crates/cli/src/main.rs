@@ -103,10 +103,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 fn info() -> anyhow::Result<()> {
-    println!("embedded PTX: {} kernels, built for {}", lockstep::ptx::KERNELS.len(), lockstep::ptx::ARCH);
-    for k in lockstep::ptx::KERNELS {
+    use lockstep::ptx;
+    let images: Vec<String> = ptx::IMAGES.iter().map(|i| i.describe()).collect();
+    println!("embedded device code: {} (portable PTX built for {})", images.join(", "), ptx::ARCH);
+    println!("{} kernels in every image:", ptx::KERNELS.len());
+    for k in ptx::KERNELS {
         println!("  {k}");
     }
+    for image in ptx::IMAGES.iter().filter(|i| !i.own_kernels().is_empty()) {
+        println!("only in the {}: {}", image.describe(), image.own_kernels().join(", "));
+    }
+    let started = std::time::Instant::now();
     match lockstep::Gpu::new() {
         Ok(gpu) => {
             let (free, total) = gpu.memory_info()?;
@@ -115,6 +122,15 @@ fn info() -> anyhow::Result<()> {
                 gpu.name(),
                 free as f64 / (1u64 << 30) as f64,
                 total as f64 / (1u64 << 30) as f64
+            );
+            let loaded = gpu.loaded();
+            println!(
+                "loaded module: {} ({}={}; decode + load {:.1} ms, first Gpu::new {:.1} ms)",
+                loaded.what,
+                ptx::MODULE_VAR,
+                std::env::var(ptx::MODULE_VAR).unwrap_or_else(|_| "auto".into()),
+                loaded.load_time.as_secs_f64() * 1e3,
+                started.elapsed().as_secs_f64() * 1e3
             );
         }
         Err(e) => println!("no GPU: {e}"),

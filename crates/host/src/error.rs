@@ -48,12 +48,14 @@ pub enum Error {
         /// Why it is refused.
         why: String,
     },
-    /// The driver could not load the PTX module.
+    /// The driver could not load the module (PTX or cubin).
     #[cfg(feature = "gpu")]
     #[error(
-        "the PTX module failed to load ({source}); was it built for a newer architecture than this GPU, or is it not PTX?"
+        "the {image} failed to load ({source}); was it built for a newer architecture than this GPU, or is it not PTX?"
     )]
     ModuleLoad {
+        /// What was loaded (`sm_90 cubin`, `sm_70 PTX`, `caller's PTX`).
+        image: String,
         /// The driver's error.
         source: CudaError,
     },
@@ -68,6 +70,39 @@ pub enum Error {
     MissingKernel {
         /// The kernel's name.
         name: &'static str,
+    },
+    /// An architecture-specific kernel that the loaded image lacks: it exists only in another
+    /// image (e.g. the sm_90 cubin), and this GPU loaded a different one.
+    #[error(
+        "kernel `{name}` exists only in the {holder} of lockstep's device code; this GPU loaded the {loaded} (a device of another architecture, or LOCKSTEP_MODULE=ptx)"
+    )]
+    KernelNotLoaded {
+        /// The kernel's name.
+        name: &'static str,
+        /// The image that holds it (`sm_90 cubin`).
+        holder: String,
+        /// The image this GPU loaded.
+        loaded: String,
+    },
+    /// An embedded image of the device code does not decode (a damaged binary or source file).
+    #[error("the embedded {image} does not decode ({why}); rebuild lockstep from a clean checkout")]
+    CorruptImage {
+        /// Which image (`sm_90 cubin`).
+        image: String,
+        /// The decoder's message.
+        why: String,
+    },
+    /// No embedded image runs on this device under the requested choice (`LOCKSTEP_MODULE`).
+    #[error(
+        "no image of lockstep's device code runs on a device of {device} with LOCKSTEP_MODULE={choice} (images: {available})"
+    )]
+    NoImage {
+        /// The device's compute capability.
+        device: String,
+        /// `auto`, `ptx` or `cubin`.
+        choice: String,
+        /// The embedded images.
+        available: String,
     },
     /// A kernel launch failed (or the kernel failed, reported at launch).
     #[cfg(feature = "gpu")]

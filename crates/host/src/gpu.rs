@@ -1,4 +1,5 @@
-//! [`Gpu`]: the one owner of a CUDA context, the loaded PTX module and a stream.
+//! [`Gpu`]: the one owner of a CUDA context, the loaded module (an embedded image of the device
+//! code, [`crate::ptx`]) and a stream.
 
 use crate::error::{Error, Result, cuda};
 use crate::launch::Dims;
@@ -12,8 +13,9 @@ use std::ffi::c_void;
 
 /// A GPU ready to run lockstep's kernels.
 ///
-/// Holds the device's primary context (retained while the `Gpu` lives), the PTX module and a
-/// stream that synchronises with the legacy default stream (so host↔device copies and launches
+/// Holds the device's primary context (retained while the `Gpu` lives), the module — the
+/// embedded image that runs on the device ([`crate::ptx::select`]; [`Gpu::loaded`] says which)
+/// — and a stream that synchronises with the legacy default stream (so host↔device copies and launches
 /// are ordered). It is `Send + Sync`; every operation first makes the context current on the
 /// calling thread.
 pub struct Gpu {
@@ -22,7 +24,19 @@ pub struct Gpu {
     stream: Stream,
     name: String,
     ordinal: u32,
+    loaded: Loaded,
     context: Context,
+}
+
+/// Which module a [`Gpu`] loaded, and how long the load took.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    /// The embedded image (`None` for a caller's PTX, [`Gpu::with_ptx`]).
+    pub image: Option<&'static crate::ptx::Image>,
+    /// What was loaded, in words: `sm_90 cubin`, `sm_70 PTX`, `caller's PTX`.
+    pub what: String,
+    /// Decoding the image and `cuModuleLoadData` (with the driver's JIT for PTX).
+    pub load_time: std::time::Duration,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -32,12 +46,25 @@ impl std::fmt::Debug for Gpu {
 }
 
 impl Gpu {
-    /// The first GPU, with lockstep's embedded PTX module ([`crate::ptx::MODULE`]).
+    /// The first GPU, with lockstep's device code ([`Gpu::open`]).
     pub fn new() -> Result<Gpu> {
-        Gpu::with_ptx(0, crate::ptx::MODULE)
+        Gpu::open(0)
     }
 
-    /// GPU number `ordinal` with the given PTX module text.
+    /// GPU number `ordinal`, with the embedded image that runs on it: its cubin, else the
+    /// portable PTX ([`crate::ptx::select`]; `LOCKSTEP_MODULE=ptx|cubin|auto` forces a kind).
+    ///
+    /// Errors: as [`Gpu::with_ptx`], plus [`Error::InvalidInput`] for another value of
+    /// `LOCKSTEP_MODULE` and [`Error::NoImage`] when no image runs on the device under it.
+    pub fn open(ordinal: u32) -> Result<Gpu> {
+        let choice = crate::ptx::ModuleChoice::from_env()?;
+        let device = open_device(ordinal)?;
+        let (major, minor) = capability(&device)?;
+        let image = crate::ptx::select(major, minor, choice)?;
+        Gpu::load(device, ordinal, Source::Image(image))
+    }
+
+    /// GPU number `ordinal` with the given PTX module text (the embedded images are not used).
     ///
     /// Errors: [`Error::NoDriver`] when no CUDA driver is installed (`libcuda.so.1` cannot be
     /// opened), [`Error::NoDevice`] when the driver cannot initialise or there is no such GPU,
@@ -48,11 +75,40 @@ impl Gpu {
             return Err(Error::InvalidPtx { why: "the text contains a NUL byte".into() });
         }
         let device = open_device(ordinal)?;
+        Gpu::load(device, ordinal, Source::Ptx(ptx))
+    }
+
+    /// Retains the device's primary context, loads the module (decoding an embedded image) and
+    /// makes the stream.
+    fn load(device: Device, ordinal: u32, source: Source<'_>) -> Result<Gpu> {
         let name = device.name().map_err(cuda("cuDeviceGetName"))?;
         let context = Context::new(device).map_err(cuda("cuDevicePrimaryCtxRetain"))?;
-        let module = Module::from_ptx(ptx, &[]).map_err(|source| Error::ModuleLoad { source })?;
+        let (image, what) = match source {
+            Source::Image(image) => (Some(image), image.describe()),
+            Source::Ptx(_) => (None, "caller's PTX".to_string()),
+        };
+        let start = std::time::Instant::now();
+        let (bytes, kind) = match source {
+            Source::Image(image) => (image.bytes()?, image.kind()),
+            Source::Ptx(ptx) => (ptx.as_bytes(), crate::ptx::ImageKind::Ptx),
+        };
+        let module = match kind {
+            crate::ptx::ImageKind::Ptx => {
+                let text = std::str::from_utf8(bytes)
+                    .map_err(|e| Error::InvalidPtx { why: format!("the text is not UTF-8 ({e})") })?;
+                Module::from_ptx(text, &[])
+            }
+            crate::ptx::ImageKind::Cubin => Module::from_cubin(bytes, &[]),
+        }
+        .map_err(|source| Error::ModuleLoad { image: what.clone(), source })?;
+        let loaded = Loaded { image, what, load_time: start.elapsed() };
         let stream = Stream::new(StreamFlags::DEFAULT, None).map_err(cuda("cuStreamCreate"))?;
-        Ok(Gpu { module, stream, name, ordinal, context })
+        Ok(Gpu { module, stream, name, ordinal, loaded, context })
+    }
+
+    /// Which module this GPU loaded (`sm_90 cubin`, `sm_70 PTX`, …) and how long it took.
+    pub fn loaded(&self) -> &Loaded {
+        &self.loaded
     }
 
     /// The device's name as the driver reports it (e.g. "NVIDIA H100 80GB HBM3").
@@ -80,16 +136,38 @@ impl Gpu {
         self.stream.synchronize().map_err(cuda("cuStreamSynchronize"))
     }
 
-    /// Looks up a kernel of the module by name.
+    /// Looks up a kernel of the module by name: [`Error::KernelNotLoaded`] for an
+    /// architecture-specific kernel of another image, [`Error::MissingKernel`] for any other
+    /// name the module lacks.
     pub fn function(&self, name: &'static str) -> Result<Function<'_>> {
+        // an architecture-specific kernel of another image: refused before asking the driver
+        if let Some(holder) = crate::ptx::image_holding(name)
+            && !self.loaded.image.is_some_and(|i| std::ptr::eq(i, holder))
+        {
+            return Err(Error::KernelNotLoaded { name, holder: holder.describe(), loaded: self.loaded.what.clone() });
+        }
         self.bind()?;
         self.module.get_function(name).map_err(|_| Error::MissingKernel { name })
+    }
+
+    /// Whether the loaded module holds kernel `name` (an architecture-specific kernel only
+    /// where its image was loaded).
+    pub fn has_kernel(&self, name: &str) -> bool {
+        match crate::ptx::image_holding(name) {
+            Some(holder) => self.loaded.image.is_some_and(|i| std::ptr::eq(i, holder)),
+            None => crate::ptx::KERNELS.contains(&name),
+        }
     }
 
     /// Free and total device memory in bytes.
     pub fn memory_info(&self) -> Result<(usize, usize)> {
         self.bind()?;
         cust::memory::mem_get_info().map_err(cuda("cuMemGetInfo"))
+    }
+
+    /// The device's compute capability `(major, minor)`: (9, 0) for an H100 or H200.
+    pub fn compute_capability(&self) -> Result<(u32, u32)> {
+        capability(&Device::get_device(self.ordinal).map_err(cuda("cuDeviceGet"))?)
     }
 
     /// A device attribute (multiprocessor count, compute capability, …).
@@ -123,6 +201,23 @@ impl Gpu {
         unsafe { self.stream.launch(function, grid, block, shared_bytes, args) }
             .map_err(|source| Error::Launch { kernel, source })
     }
+}
+
+/// A device's compute capability `(major, minor)`.
+fn capability(device: &Device) -> Result<(u32, u32)> {
+    let attribute = |a| device.get_attribute(a).map_err(cuda("cuDeviceGetAttribute"));
+    let major = attribute(cust::device::DeviceAttribute::ComputeCapabilityMajor)?;
+    let minor = attribute(cust::device::DeviceAttribute::ComputeCapabilityMinor)?;
+    Ok((major.max(0) as u32, minor.max(0) as u32))
+}
+
+/// What [`Gpu::load`] loads.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    /// An embedded image of lockstep's device code.
+    Image(&'static crate::ptx::Image),
+    /// A caller's PTX text.
+    Ptx(&'a str),
 }
 
 /// Initialises the driver and opens GPU `ordinal`, or says why there is none.

@@ -25,3 +25,6 @@ pub mod matmul;
 pub mod mg;
 #[cfg(target_arch = "nvptx64")]
 pub mod nbody;
+// Last: kernels of the sm_90 build only (see hopper.rs).
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
+pub mod hopper;

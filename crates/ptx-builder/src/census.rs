@@ -150,6 +150,70 @@ pub fn table(funcs: &[FunctionCensus], ptxas: &[(&str, Vec<crate::ptxas::PtxasFu
     s
 }
 
+/// The committed census (`census.txt` beside the shipped images): one line per kernel, sorted by
+/// name, whitespace-separated so a build script can read its first two columns — the kernel and
+/// the images that hold it (`all`, or the one architecture of an architecture-specific kernel)
+/// — and aligned so a reviewer reads a kernel change as a one-line diff. `rows` are the kernels
+/// with their image column; `reports` ptxas's report per architecture (`sm_80`, `sm_90`).
+pub fn kernel_lines(
+    rows: &[(FunctionCensus, String)],
+    reports: &[(String, Vec<crate::ptxas::PtxasFunction>)],
+) -> String {
+    let mut rows: Vec<&(FunctionCensus, String)> = rows.iter().filter(|(f, _)| f.is_entry).collect();
+    rows.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+    let width = rows.iter().map(|(f, _)| f.name.len()).max().unwrap_or(6).max(7);
+    let mut s = format!(
+        "# {:<w$} {:>5} {:>6} {:>4} {:>6} {:>4} {:>5} {:>6}",
+        "kernel",
+        "in",
+        "instrs",
+        "fma",
+        "approx",
+        "ftz",
+        "local",
+        "depotB",
+        w = width - 2
+    );
+    for (sm, _) in reports {
+        s += &format!(" | {:>10} {:>6} {:>9}", format!("{sm} regs"), "stackB", "spill s/l");
+    }
+    s.push('\n');
+    for (f, images) in rows {
+        s += &format!(
+            "{:<width$} {:>5} {:>6} {:>4} {:>6} {:>4} {:>5} {:>6}",
+            f.name, images, f.instructions, f.fma, f.approx, f.ftz, f.local, f.local_depot_bytes
+        );
+        for (_, report) in reports {
+            match report.iter().find(|p| p.name == f.name) {
+                Some(p) => {
+                    let regs = p.registers.map_or("-".to_string(), |r| r.to_string());
+                    s += &format!(
+                        " | {:>10} {:>6} {:>9}",
+                        regs,
+                        p.stack_bytes,
+                        format!("{}/{}", p.spill_stores, p.spill_loads)
+                    );
+                }
+                None => s += &format!(" | {:>10} {:>6} {:>9}", "-", "-", "-"),
+            }
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// Reads the first two columns of [`kernel_lines`]' rows back: `(kernel, images)` for every
+/// line that is not a comment.
+pub fn read_kernel_lines(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            Some((w.next()?.to_string(), w.next()?.to_string()))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,6 +269,17 @@ $L__BB0_2:
         let f = functions(ptx);
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!((f[0].name.as_str(), f[0].is_entry, f[0].instructions), ("first", true, 1));
+    }
+
+    #[test]
+    fn kernel_lines_read_back() {
+        let f = functions(MODULE);
+        let rows: Vec<(FunctionCensus, String)> = f.into_iter().map(|f| (f, "all".to_string())).collect();
+        let report = crate::ptxas::PtxasFunction { name: "axpy".into(), registers: Some(12), ..Default::default() };
+        let text = kernel_lines(&rows, &[("sm_90".into(), vec![report])]);
+        assert_eq!(read_kernel_lines(&text), vec![("axpy".to_string(), "all".to_string())], "{text}");
+        let line = text.lines().nth(1).unwrap();
+        assert!(line.contains(" 12 ") && line.contains("0/0"), "{text}");
     }
 
     #[test]

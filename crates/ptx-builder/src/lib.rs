@@ -27,6 +27,7 @@
 #![warn(missing_docs)]
 
 pub mod census;
+pub mod images;
 pub mod ptxas;
 
 use std::fmt;
@@ -44,11 +45,19 @@ impl Arch {
     /// The default: runs on Volta (sm_70) and every newer GPU, JIT-compiled by the driver.
     /// sm_70 is the oldest architecture with the `*.sync` warp intrinsics and `match`.
     pub const DEFAULT: Arch = Arch(70);
+    /// Ampere (A100; its cubin also runs on every other 8.x device).
+    pub const AMPERE: Arch = Arch(80);
     /// Hopper (H100, H200).
     pub const HOPPER: Arch = Arch(90);
 
+    /// `sm_<number>`, unchecked (for tables written by a build script; parse user input with
+    /// [`str::parse`], which refuses architectures before sm_70).
+    pub const fn new(number: u32) -> Arch {
+        Arch(number)
+    }
+
     /// The number after `sm_` (70, 80, 90, …).
-    pub fn number(self) -> u32 {
+    pub const fn number(self) -> u32 {
         self.0
     }
 
@@ -94,6 +103,8 @@ pub struct BuildOptions {
 /// A built, checked PTX module.
 #[derive(Clone, Debug)]
 pub struct BuiltPtx {
+    /// The architecture it was built for.
+    pub arch: Arch,
     /// Where the module was written (`<target_dir>/<crate>.<arch>.ptx`).
     pub path: PathBuf,
     /// The module's text.
@@ -207,7 +218,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuiltPtx, BuildError> {
     let entries = check_module(&ptx)?;
     let path = opts.target_dir.join(format!("{crate_name}.{}.ptx", opts.arch.name()));
     write_if_changed(&path, &ptx)?;
-    Ok(BuiltPtx { path, ptx, entries })
+    Ok(BuiltPtx { arch: opts.arch, path, ptx, entries })
 }
 
 /// The `channel` of the `rust-toolchain.toml` beside `manifest_path`: the one toolchain the

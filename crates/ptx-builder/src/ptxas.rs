@@ -40,9 +40,17 @@ pub fn find(workspace_root: &Path) -> Option<PathBuf> {
 /// Assembles `ptx_file` for `sm` (e.g. `sm_90`) and parses `-v` output. `Err` holds ptxas's
 /// complete output when it rejects the module.
 pub fn run(ptxas: &Path, ptx_file: &Path, sm: &str) -> Result<Vec<PtxasFunction>, String> {
+    assemble(ptxas, ptx_file, sm, Path::new("/dev/null"))
+}
+
+/// As [`run`], writing the machine code (a cubin) to `cubin`. ptxas's output is a function of
+/// its input, its version and its flags alone (the same bytes on every run).
+pub fn assemble(ptxas: &Path, ptx_file: &Path, sm: &str, cubin: &Path) -> Result<Vec<PtxasFunction>, String> {
     let out = Command::new(ptxas)
         .arg(format!("-arch={sm}"))
-        .args(["-v", "-o", "/dev/null"])
+        .arg("-v")
+        .arg("-o")
+        .arg(cubin)
         .arg(ptx_file)
         .output()
         .map_err(|e| format!("could not run {}: {e}", ptxas.display()))?;
@@ -51,6 +59,17 @@ pub fn run(ptxas: &Path, ptx_file: &Path, sm: &str) -> Result<Vec<PtxasFunction>
         return Err(format!("ptxas -arch={sm} rejected {}:\n{text}", ptx_file.display()));
     }
     Ok(parse(&text))
+}
+
+/// ptxas's version as it prints it (`V13.5.37`), for the census header.
+pub fn version(ptxas: &Path) -> Result<String, String> {
+    let out =
+        Command::new(ptxas).arg("--version").output().map_err(|e| format!("could not run {}: {e}", ptxas.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.split_whitespace()
+        .find(|w| w.starts_with('V') && w[1..].starts_with(|c: char| c.is_ascii_digit()))
+        .map(str::to_string)
+        .ok_or_else(|| format!("{} --version printed no version:\n{text}", ptxas.display()))
 }
 
 /// Parses ptxas's `-v` report.

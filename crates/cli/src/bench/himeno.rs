@@ -124,7 +124,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                         "GB/s (56 B/pt)",
                         "bound MFLOPS",
                         "% of bound",
-                        "PTX arch",
+                        "module",
                     ],
                     &[
                         super::today(),
@@ -137,7 +137,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                         format!("{gbs:.0}"),
                         format!("{bound_mflops:.0}"),
                         format!("{:.1}", 100.0 * mflops / bound_mflops),
-                        lockstep::ptx::ARCH.to_string(),
+                        gpu.loaded().what.clone(),
                     ],
                 )?;
             }

@@ -125,11 +125,11 @@ fn run_config(a: Opts) -> anyhow::Result<()> {
     let mg = Mg::with_block_size(&gpu, a.block)?;
     let (free, total) = gpu.memory_info()?;
     println!(
-        "GPU: {} ({:.1} GiB free of {:.1} GiB), PTX {}",
+        "GPU: {} ({:.1} GiB free of {:.1} GiB), module {}",
         gpu.name(),
         free as f64 / 1073741824.0,
         total as f64 / 1073741824.0,
-        lockstep::ptx::ARCH
+        gpu.loaded().what
     );
     println!(
         "game: n = {}, m = {}, s = 2, p = {}, {} trials, {} groups; device memory {} bytes per agent",

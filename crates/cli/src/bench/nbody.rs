@@ -141,7 +141,7 @@ fn throughput(
     let gpu = crate::common::bench_gpu()?;
     let nb = Nbody::with_block_size(&gpu, block)?;
     let sms = gpu.attribute(cust::device::DeviceAttribute::MultiprocessorCount)?;
-    println!("GPU: {} ({sms} SMs), PTX {}, block {block}", gpu.name(), lockstep::ptx::ARCH);
+    println!("GPU: {} ({sms} SMs), module {}, block {block}", gpu.name(), gpu.loaded().what);
     println!("interactions/s = N² / median time of one force evaluation (one RK4 stage; a step is four)");
     println!("bound: fp32 ≈ 2.8e12 interactions/s on H100/H200 (66.9 TFLOP/s at 20 flop per interaction)");
     println!(
@@ -179,7 +179,7 @@ fn throughput(
                                 "interactions/s",
                                 "peer (nvcc, H200)",
                                 "vs peer",
-                                "PTX arch",
+                                "module",
                             ],
                             &[
                                 super::today(),
@@ -192,7 +192,7 @@ fn throughput(
                                 format!("{rate:.3e}"),
                                 pr_s,
                                 vs,
-                                lockstep::ptx::ARCH.to_string(),
+                                gpu.loaded().what.clone(),
                             ],
                         )?;
                     }

@@ -64,7 +64,7 @@ pub fn run(Args { log2_n, runs, record }: Args) -> anyhow::Result<()> {
                 "copy median ms",
                 "copy GB/s",
                 "% of copy",
-                "PTX arch",
+                "module",
             ],
             &[
                 super::today(),
@@ -75,7 +75,7 @@ pub fn run(Args { log2_n, runs, record }: Args) -> anyhow::Result<()> {
                 format!("{:.4}", copy.median_ms()),
                 format!("{copy_gbs:.1}"),
                 format!("{pct:.1}"),
-                lockstep::ptx::ARCH.to_string(),
+                gpu.loaded().what.clone(),
             ],
         )?;
         println!("recorded in {}", path.display());

@@ -64,3 +64,9 @@ pub fn exp_sin_log_seq(x: &[f64]) -> Vec<f64> {
 pub fn exp_sin_log_par(x: &[f64]) -> Vec<f64> {
     x.par_iter().map(|&v| exp_sin_log(v)).collect()
 }
+
+/// CPU twin of the cluster probe: launched without a cluster dimension, every block is a
+/// cluster of one, so block `b` reports `(1 block in its cluster, rank 0, cluster index b)`.
+pub fn cluster_probe_cpu(blocks: u32) -> Vec<[u32; 3]> {
+    (0..blocks).map(|b| [1, 0, b]).collect()
+}

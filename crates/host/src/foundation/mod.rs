@@ -1,15 +1,19 @@
 //! Foundation kernels: `axpy` (f32/f64), a counter, warp and block reductions with fixed trees,
 //! and a `libm` kernel — each with its CPU twin, the same bits on every [`Backend`].
 
+#[cfg(feature = "gpu")]
+mod cluster;
 mod cpu;
 #[cfg(feature = "gpu")]
 mod gpu;
 #[cfg(feature = "gpu")]
 mod probe;
 
+#[cfg(feature = "gpu")]
+pub use cluster::Clusters;
 pub use cpu::{
-    axpy_par, axpy_seq, block_sums_par, block_sums_seq, count_exceeding_par, count_exceeding_seq, exp_sin_log_par,
-    exp_sin_log_seq, warp_sums_par, warp_sums_seq,
+    axpy_par, axpy_seq, block_sums_par, block_sums_seq, cluster_probe_cpu, count_exceeding_par, count_exceeding_seq,
+    exp_sin_log_par, exp_sin_log_seq, warp_sums_par, warp_sums_seq,
 };
 #[cfg(feature = "gpu")]
 pub use gpu::{DEFAULT_BLOCK, Foundation};
@@ -108,4 +112,30 @@ pub fn exp_sin_log(backend: Backend<'_>, x: &[f64]) -> Result<Vec<f64>> {
         #[cfg(not(feature = "gpu"))]
         Backend::Gpu(gpu) => match gpu.never {},
     }
+}
+
+/// Where each of `blocks` blocks sits in its thread-block cluster: `(blocks in its cluster, its
+/// rank there, its cluster's x index)`. On the GPU this is `cluster_probe`, a kernel of the
+/// sm_90 image only: [`Error::KernelNotLoaded`](crate::Error::KernelNotLoaded) where the GPU
+/// loaded another image (not a Hopper GPU, or `LOCKSTEP_MODULE=ptx`); the CPU gives what a
+/// launch without a cluster dimension gives, `(1, 0, b)`. Errors: more than 2^20 blocks.
+pub fn cluster_probe(backend: Backend<'_>, blocks: u32) -> Result<Vec<[u32; 3]>> {
+    check_probe_blocks(blocks)?;
+    match backend {
+        Backend::CpuSeq | Backend::Cpu => Ok(cluster_probe_cpu(blocks)),
+        #[cfg(feature = "gpu")]
+        Backend::Gpu(gpu) => Clusters::new(gpu)?.probe(blocks),
+        #[cfg(not(feature = "gpu"))]
+        Backend::Gpu(gpu) => match gpu.never {},
+    }
+}
+
+/// The most blocks [`cluster_probe`] takes.
+pub const MAX_PROBE_BLOCKS: u32 = 1 << 20;
+
+fn check_probe_blocks(blocks: u32) -> Result<()> {
+    if blocks > MAX_PROBE_BLOCKS {
+        return Err(crate::Error::TooLarge { what: "blocks", value: blocks.into(), max: MAX_PROBE_BLOCKS.into() });
+    }
+    Ok(())
 }
