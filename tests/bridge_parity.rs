@@ -170,6 +170,17 @@ proptest! {
     }
 
     #[test]
+    fn normals_bm_philox_gpu_equals_cpu(seed: u64, n in 1usize..80, d in 1usize..=4, paths in 0usize..5000, block in blocks()) {
+        let gpu = gpu_or_skip!();
+        let bridge = Bridge::with_block_size(gpu, block)?;
+        let plan = Plan::new(&random_spec(seed, n, d, 0))?;
+        let src = Source::PhiloxBoxMuller { seed };
+        check::<f32>("f32", &bridge.normals(&plan, src, paths)?, &cpu::normals_seq(&plan, src, paths)?, &plan, paths)?;
+        let src = Source::PhiloxBoxMuller { seed };
+        check::<f64>("f64", &bridge.normals(&plan, src, paths)?, &cpu::normals_seq(&plan, src, paths)?, &plan, paths)?;
+    }
+
+    #[test]
     fn normals_sobol_gpu_equals_cpu(seed: u64, n in 1usize..80, d in 1usize..=4, paths in 0usize..5000, offset in 0u32..1_000_000, block in blocks()) {
         let gpu = gpu_or_skip!();
         let bridge = Bridge::with_block_size(gpu, block)?;
@@ -179,6 +190,22 @@ proptest! {
         let src = Source::Sobol { offset };
         check::<f64>("f64", &bridge.normals(&plan, src, paths)?, &cpu::normals_seq(&plan, src, paths)?, &plan, paths)?;
     }
+}
+
+/// The law of 10⁸ Box–Muller normals from the GPU in each precision (moments and χ², see
+/// `lockstep_parity::normal_law`); the CPU suite checks 4·10⁶ (boxmuller_reference.rs).
+#[test]
+fn normals_bm_philox_law_of_1e8_draws() -> Result<(), TestCaseError> {
+    let gpu = gpu_or_skip!();
+    let bridge = Bridge::new(gpu)?;
+    let plan = Plan::new(&lockstep::bridge::BridgeSpec::standard(101))?;
+    let paths = 1_000_000;
+    let z = bridge.normals::<f64>(&plan, Source::PhiloxBoxMuller { seed: 2028 }, paths)?;
+    assert!(z.len() >= 100_000_000);
+    lockstep_parity::normal_law(&z).map_err(TestCaseError::fail)?;
+    let z = bridge.normals::<f32>(&plan, Source::PhiloxBoxMuller { seed: 2029 }, paths)?;
+    lockstep_parity::normal_law(&z.iter().map(|&v| v as f64).collect::<Vec<_>>()).map_err(TestCaseError::fail)?;
+    Ok(())
 }
 
 /// The benchmark's problem shape (bisection, 64 steps) at a moderate path count, every source.
@@ -199,6 +226,8 @@ fn bridge_paper_shape_gpu_equals_cpu() -> Result<(), TestCaseError> {
         both::<f32>(&bridge, &plan, Source::Buffer(&ze), even, inc, true)?;
         both::<f64>(&bridge, &plan, Source::Buffer(&ze64), even, inc, true)?;
         both::<f32>(&bridge, &plan, Source::Philox { seed: 9 }, paths, inc, true)?;
+        both::<f32>(&bridge, &plan, Source::PhiloxBoxMuller { seed: 9 }, paths, inc, true)?;
+        both::<f64>(&bridge, &plan, Source::PhiloxBoxMuller { seed: 10 }, paths, inc, true)?;
         both::<f64>(&bridge, &plan, Source::Sobol { offset: 1 }, paths, inc, true)?;
     }
     // d = 3 with 64 steps in bisection order (`bridge_dims_*`), even and odd path counts.

@@ -459,7 +459,7 @@ fn f32_normals_are_within_a_few_ulps_of_the_quantile() {
 fn normals_are_standard_normal() {
     let spec = BridgeSpec::standard(8);
     let plan = Plan::new(&spec).unwrap();
-    for source in [Source::Philox { seed: 3 }, Source::Sobol { offset: 1 }] {
+    for source in [Source::Philox { seed: 3 }, Source::PhiloxBoxMuller { seed: 3 }, Source::Sobol { offset: 1 }] {
         let paths = 1 << 13;
         let z: Vec<f64> = br::normals_seq(&plan, source, paths).unwrap();
         for j in 0..plan.rows() {
@@ -471,6 +471,7 @@ fn normals_are_standard_normal() {
         }
         let s32: Source<'_, f32> = match source {
             Source::Philox { seed } => Source::Philox { seed },
+            Source::PhiloxBoxMuller { seed } => Source::PhiloxBoxMuller { seed },
             Source::Sobol { offset } => Source::Sobol { offset },
             Source::Buffer(_) => unreachable!("only generators here"),
         };

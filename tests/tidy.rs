@@ -48,6 +48,7 @@ const SHARED_PARITY_TESTS: &[(&str, &[&str])] = &[
     ("bridge_sobol_d1_gpu_equals_cpu", &["bridge_sobol_d1_f32", "bridge_sobol_d1_f64"]),
     ("normals_philox_gpu_equals_cpu", &["normals_philox_f32", "normals_philox_f64"]),
     ("normals_sobol_gpu_equals_cpu", &["normals_sobol_f32", "normals_sobol_f64"]),
+    ("normals_bm_philox_gpu_equals_cpu", &["normals_bm_philox_f32", "normals_bm_philox_f64"]),
 ];
 
 /// The public host method that launches each kernel: kernels → method.
@@ -91,7 +92,17 @@ const LAUNCHED_BY: &[(&[&str], &str)] = &[
         "run",
     ),
     (&BRIDGE_KERNELS, "generate"),
-    (&["normals_philox_f32", "normals_philox_f64", "normals_sobol_f32", "normals_sobol_f64"], "normals"),
+    (
+        &[
+            "normals_philox_f32",
+            "normals_philox_f64",
+            "normals_sobol_f32",
+            "normals_sobol_f64",
+            "normals_bm_philox_f32",
+            "normals_bm_philox_f64",
+        ],
+        "normals",
+    ),
 ];
 
 /// The names of the functions a source file defines (`fn name(` or `fn name<`).
@@ -223,6 +234,16 @@ fn no_test_is_ignored() {
 /// Most inlined copies of the generators' Φ⁻¹ in one normals-alone kernel (see below).
 const MAX_NORMAL_COPIES: usize = 64;
 
+/// The fma count of one inlined Box–Muller pair for the Box–Muller normals kernels.
+fn boxmuller_fma_per_pair(kernel: &str) -> Option<usize> {
+    use lockstep_shared::bridge::boxmuller::{FMA_PER_PAIR_F32, FMA_PER_PAIR_F64};
+    match kernel.strip_prefix("normals_bm_philox_")? {
+        "f32" => Some(FMA_PER_PAIR_F32),
+        "f64" => Some(FMA_PER_PAIR_F64),
+        _ => None,
+    }
+}
+
 /// The fma count of one inlined generator Φ⁻¹ for the normals-alone kernels.
 fn normal_fma_per_copy(kernel: &str) -> Option<usize> {
     use lockstep_shared::bridge::normal::{FMA_PER_NORMAL_F32, FMA_PER_NORMAL_F64};
@@ -269,6 +290,18 @@ fn exact_kernels_have_no_fma_approx_ftz_or_local_memory() {
         // exactly `FMA_PER_NORMAL_*` fma per inlined copy, at most `MAX_NORMAL_COPIES` copies
         // (census of 2026-11-22: 1). Any other fma (a contraction, a stray `mul_add`) breaks the
         // multiple or the bound.
+        // The Box–Muller normals kernels: `mul_add` in the uniform (f32), both angle
+        // polynomials and the `ln` — exactly `FMA_PER_PAIR_*` per inlined pair (two per Philox
+        // block), nothing approximate or flushed.
+        if let Some(per) = boxmuller_fma_per_pair(kernel) {
+            assert_eq!((f.approx, f.ftz), (0, 0), "{kernel}: approx/ftz in an exact kernel: {f:?}");
+            assert!(
+                f.fma > 0 && f.fma % per == 0 && f.fma / per <= 4,
+                "{kernel}: {} fma is not a multiple ≤ 4 × {per}: {f:?}",
+                f.fma
+            );
+            continue;
+        }
         if let Some(per) = normal_fma_per_copy(kernel) {
             assert_eq!((f.approx, f.ftz), (0, 0), "{kernel}: approx/ftz in an exact kernel: {f:?}");
             assert!(

@@ -4,6 +4,7 @@ never copies an array."""
 from __future__ import annotations
 
 import operator
+import os
 
 import numpy as np
 
@@ -69,3 +70,25 @@ def _show(shape) -> str:
     if shape is None:
         return "any"
     return "(" + ", ".join("n" if s is None else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def path(name: str, value) -> str | None:
+    """``None``, or a file path (``str`` or ``os.PathLike``) as ``str``."""
+    if value is None:
+        return None
+    if isinstance(value, (str, os.PathLike)):
+        return os.fspath(value)
+    raise TypeError(f"{name}: expected a file path (str or os.PathLike) or None, got {type(value).__name__}")
+
+
+def resume_options(checkpoint, checkpoint_every, resume) -> tuple:
+    """Checked ``(checkpoint, checkpoint_every, resume)`` of a resumable call."""
+    checkpoint = path("checkpoint", checkpoint)
+    resume = path("resume", resume)
+    if checkpoint_every is not None:
+        checkpoint_every = count("checkpoint_every", checkpoint_every, 1, 2**64 - 1)
+        if checkpoint is None and resume is None:
+            raise ValueError("checkpoint_every: needs checkpoint= (the file to write)")
+    if resume is not None and not os.path.isfile(resume):
+        raise ValueError(f"resume: {resume!r} is not a file")
+    return checkpoint, checkpoint_every, resume

@@ -173,8 +173,9 @@ class Plan:
         paths : int
             Number of paths (1 .. 2^32 − 1; an output larger than this machine's memory is
             refused before allocating, ``MemoryError``).
-        source : "philox" | "sobol" | ndarray
-            Philox4x32-10 (``seed`` is the key), Sobol (``seed`` is path 0's point index), or
+        source : "philox" | "philox-bm" | "sobol" | ndarray
+            Philox4x32-10 (``seed`` is the key; ``"philox"`` maps words to normals by Φ⁻¹,
+            ``"philox-bm"`` by Box–Muller), Sobol (``seed`` is path 0's point index), or
             your normals: an ndarray of the precision's dtype, C-contiguous, shape
             ``(N+1, d, paths)`` or ``(rows, paths)`` — used in place, never copied (NaN
             normals give NaN paths; they are not scanned).
@@ -198,7 +199,7 @@ class Plan:
             z = _check.array("source", source, (dtype,), ndim=source.ndim if source.ndim in (2, 3) else 3, shape=shape)
             kind = "buffer"
         else:
-            kind = _check.choice("source", source, ("philox", "sobol"))
+            kind = _check.choice("source", source, ("philox", "philox-bm", "sobol"))
         seed = _check.count("seed", seed, 0, 2**64 - 1)
         fn = _native.bridge_generate_f32 if precision == "f32" else _native.bridge_generate_f64
         return fn(self._plan, paths, kind, seed, z, output, device)

@@ -12,7 +12,8 @@ Example::
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+import os
+from typing import NamedTuple, Optional, Union
 
 import numpy as np
 
@@ -44,6 +45,9 @@ def run(
     model: str = "auto",
     trace: bool = False,
     device: str = "auto",
+    checkpoint: Optional[Union[str, os.PathLike]] = None,
+    checkpoint_every: Optional[int] = None,
+    resume: Optional[Union[str, os.PathLike]] = None,
 ) -> Result:
     """Plays trials ``first .. first + trials`` and averages the winner ratio per step.
 
@@ -61,6 +65,18 @@ def run(
     trace : bool
         Also return trial ``first``'s trace (small games: at most 256 MiB), played on the CPU.
     device : "auto" | "cpu" | "cpu-seq" | "gpu"
+    checkpoint : path, optional
+        Write a checkpoint here every ``checkpoint_every`` game steps (counted over all trials)
+        and on Ctrl-C (then ``KeyboardInterrupt`` is raised): atomically, with a checksum, the
+        CLI's format. Trials are then played in order, each game's groups in parallel on the
+        CPU (checkpoints mid-game) or the GPU's standalone model (between trials).
+    checkpoint_every : int, optional
+        Game steps between checkpoints (None: only on Ctrl-C).
+    resume : path, optional
+        Continue from a checkpoint written with the same arguments (or by ``lockstep mg`` with
+        the same parameters, on any device): the result is bit-identical to an uninterrupted
+        run; checkpoints go on to ``checkpoint``, else to this file. A corrupt, truncated or
+        mismatched file is a ``ValueError`` before any work.
 
     Ctrl-C: the CPU stops between rounds of trials (one game per thread per round; a single
     game is not stopped mid-way, so a huge game finishes its round first); the GPU
@@ -84,5 +100,10 @@ def run(
         if device not in ("auto", model):
             raise ValueError(f"model: {model!r} with device={device!r}")
         device = model
-    ratio, checksum, sums, tr = _native.mg_run(n, m, s, p, trials, groups, seed, first, bool(trace), device)
+    checkpoint, checkpoint_every, resume = _check.resume_options(checkpoint, checkpoint_every, resume)
+    if trace and (checkpoint is not None or resume is not None):
+        raise ValueError("trace: a trace is recorded by one uninterrupted game; drop checkpoint/resume")
+    ratio, checksum, sums, tr = _native.mg_run(
+        n, m, s, p, trials, groups, seed, first, bool(trace), device, checkpoint, checkpoint_every, resume
+    )
     return Result(ratio, int(checksum), sums, tr)

@@ -82,6 +82,7 @@ fn output_of(output: &str) -> PyResult<Output> {
 #[derive(Clone, Copy)]
 enum Kind {
     Philox(u64),
+    PhiloxBm(u64),
     Sobol(u32),
     Buffer,
 }
@@ -89,11 +90,12 @@ enum Kind {
 fn kind_of(source: &str, seed: u64) -> PyResult<Kind> {
     match source {
         "philox" => Ok(Kind::Philox(seed)),
+        "philox-bm" => Ok(Kind::PhiloxBm(seed)),
         "sobol" => u32::try_from(seed)
             .map(Kind::Sobol)
             .map_err(|_| PyValueError::new_err(format!("seed: {seed} is past 2^32 - 1 (Sobol's point index)"))),
         "buffer" => Ok(Kind::Buffer),
-        s => Err(PyValueError::new_err(format!("source: {s:?} is not 'philox', 'sobol' or an ndarray"))),
+        s => Err(PyValueError::new_err(format!("source: {s:?} is not 'philox', 'philox-bm', 'sobol' or an ndarray"))),
     }
 }
 
@@ -135,6 +137,7 @@ fn generate_typed<'py, T: Precision + Element>(
     };
     let src = match (kind, z) {
         (Kind::Philox(seed), _) => Source::Philox { seed },
+        (Kind::PhiloxBm(seed), _) => Source::PhiloxBoxMuller { seed },
         (Kind::Sobol(offset), _) => Source::Sobol { offset },
         (Kind::Buffer, z) => Source::Buffer(z.unwrap_or_default()),
     };

@@ -2,12 +2,13 @@
 //! trace.
 
 use crate::run::{Device, Fail, check_alloc, interruptible, to_py};
-use lockstep::mg::{self, MgParams, Trace};
+use lockstep::mg::{self, Engine, MgParams, RunState, Schedule, Trace};
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::prelude::*;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The most bytes a trace may take (tables, used tables, draws): small games only.
@@ -16,7 +17,14 @@ const MAX_TRACE_BYTES: u128 = 1 << 28;
 /// Winner counts summed over trials `first..first + trials` (integers: the same on every
 /// device and for any chunking). CPU: trials in chunks of the rayon pool's width, the stop flag
 /// checked between chunks.
-fn winner_sums(device: Device, params: &MgParams, seed: u32, first: u64, trials: u64, stop: &AtomicBool) -> Result<Vec<u64>, Fail> {
+fn winner_sums(
+    device: Device,
+    params: &MgParams,
+    seed: u32,
+    first: u64,
+    trials: u64,
+    stop: &AtomicBool,
+) -> Result<Vec<u64>, Fail> {
     let mut sum = vec![0u64; params.p as usize];
     let add = |sum: &mut Vec<u64>, w: Vec<u64>| sum.iter_mut().zip(w).for_each(|(s, w)| *s += w);
     match device {
@@ -48,6 +56,40 @@ fn winner_sums(device: Device, params: &MgParams, seed: u32, first: u64, trials:
     Ok(sum)
 }
 
+/// Winner sums with checkpoints (`lockstep::mg::run_resumable`: trials in order, each game's
+/// groups on rayon's pool or the GPU's standalone model), from the start or the `resume` file;
+/// Ctrl-C writes the checkpoint, then raises `KeyboardInterrupt`.
+#[allow(clippy::too_many_arguments)]
+fn resumable_sums(
+    device: Device,
+    params: &MgParams,
+    seed: u32,
+    first: u64,
+    trials: u64,
+    checkpoint: Option<&Path>,
+    every: u64,
+    resume: Option<&Path>,
+    stop: &AtomicBool,
+) -> Result<Vec<u64>, Fail> {
+    let mut state = match resume {
+        Some(file) => RunState::load(file, params, seed, first, trials, &[])?,
+        None => RunState::start(params, seed, first, trials)?,
+    };
+    let schedule = Schedule { checkpoint: checkpoint.or(resume), every, extra: &[], stop: Some(stop) };
+    let ended = match device {
+        Device::Gpu(gpu) => {
+            let mg = mg::Mg::new(gpu)?;
+            mg::run_resumable(Engine::GpuStandalone(&mg), &mut state, &schedule, |_| {})?
+        }
+        Device::Cpu => mg::run_resumable(Engine::Cpu { parallel: true }, &mut state, &schedule, |_| {})?,
+        Device::CpuSeq => mg::run_resumable(Engine::Cpu { parallel: false }, &mut state, &schedule, |_| {})?,
+    };
+    match ended {
+        mg::Ended::Finished => Ok(state.sums),
+        mg::Ended::Stopped { .. } => Err(Fail::Stopped),
+    }
+}
+
 fn trace_dict<'py>(py: Python<'py>, t: Trace) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("winners", t.winners.into_pyarray(py))?;
@@ -65,7 +107,7 @@ fn trace_dict<'py>(py: Python<'py>, t: Trace) -> PyResult<Bound<'py, PyDict>> {
 /// CLI's checksum of the summed winner counts, the sums, and (with `trace`) trial `first`'s
 /// trace on the CPU.
 #[pyfunction]
-#[pyo3(signature = (n, m, s, p, trials, groups, seed, first, trace, device))]
+#[pyo3(signature = (n, m, s, p, trials, groups, seed, first, trace, device, checkpoint=None, checkpoint_every=None, resume=None))]
 #[allow(clippy::too_many_arguments)]
 #[allow(clippy::type_complexity)]
 fn mg_run<'py>(
@@ -80,6 +122,9 @@ fn mg_run<'py>(
     first: u64,
     trace: bool,
     device: &str,
+    checkpoint: Option<PathBuf>,
+    checkpoint_every: Option<u64>,
+    resume: Option<PathBuf>,
 ) -> PyResult<(Bound<'py, PyArray1<f64>>, u64, Bound<'py, PyArray1<u64>>, Option<Bound<'py, PyDict>>)> {
     let params = mg::validate(n, m, s, p, groups).map_err(to_py)?;
     if trials == 0 || first.checked_add(trials).is_none() {
@@ -100,7 +145,12 @@ fn mg_run<'py>(
     }
     let device = Device::parse(py, device)?;
     let (sum, tr) = interruptible(py, |stop| {
-        let sum = winner_sums(device, &params, seed, first, trials, stop)?;
+        let sum = if checkpoint.is_some() || resume.is_some() {
+            let every = checkpoint_every.unwrap_or(0);
+            resumable_sums(device, &params, seed, first, trials, checkpoint.as_deref(), every, resume.as_deref(), stop)?
+        } else {
+            winner_sums(device, &params, seed, first, trials, stop)?
+        };
         let tr = if trace { mg::play(&params, seed, first, None, true)?.1 } else { None };
         Ok((sum, tr))
     })?;

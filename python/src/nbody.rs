@@ -1,15 +1,17 @@
 //! `lockstep.nbody`: RK4 integration of borrowed `(n, 3)` positions and velocities and `(n,)`
 //! masses, with frames every `every` steps and the energy of each frame.
 
-use crate::run::{Device, check_alloc, chunked, interruptible, to_py};
-use lockstep::nbody::{self, Mode, NbodyFloat, Params, System};
+use crate::run::{Device, Fail, check_alloc, chunked, interruptible, to_py};
+use lockstep::nbody::{self, Checkpoint, Ended, Mode, NbodyFloat, Params, Segments, System};
 use numpy::ndarray::{Array1, Array3};
 use numpy::{Element, IntoPyArray, PyArray1, PyArray3, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use std::path::PathBuf;
 use std::time::Instant;
 
-type Frames<'py, T> = (Bound<'py, PyArray3<T>>, Bound<'py, PyArray3<T>>, Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<u64>>);
+type Frames<'py, T> =
+    (Bound<'py, PyArray3<T>>, Bound<'py, PyArray3<T>>, Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<u64>>);
 
 fn system<T: NbodyFloat + Element>(
     pos: &PyReadonlyArray2<'_, T>,
@@ -29,6 +31,77 @@ fn system<T: NbodyFloat + Element>(
     ))
 }
 
+/// Checkpoint options of `integrate` (`checkpoint`, `checkpoint_every`, `resume`).
+pub struct Resume {
+    checkpoint: Option<PathBuf>,
+    every: u64,
+    resume: Option<PathBuf>,
+}
+
+impl Resume {
+    fn wanted(&self) -> bool {
+        self.checkpoint.is_some() || self.resume.is_some()
+    }
+}
+
+/// `integrate` with checkpoints: `lockstep::nbody::run_resumable` from the start or from the
+/// `resume` file; Ctrl-C writes the checkpoint, then raises `KeyboardInterrupt`.
+#[allow(clippy::too_many_arguments)]
+fn integrate_resumable<T: NbodyFloat + Element>(
+    py: Python<'_>,
+    s: System<T>,
+    p: Params<T>,
+    mode: Mode,
+    device: Device,
+    steps: u64,
+    every: u64,
+    energy: Option<(f64, f64)>,
+    opts: &Resume,
+) -> PyResult<(Vec<T>, Vec<T>, Vec<f64>, Vec<u64>)> {
+    let n = s.len();
+    let extra = vec![
+        ("steps".to_string(), steps.to_string()),
+        ("every".into(), every.to_string()),
+        ("energy".into(), energy.is_some().to_string()),
+        ("caller".into(), "python".into()),
+    ];
+    let mut state = match &opts.resume {
+        Some(file) => Checkpoint::<T>::load(file, &p, mode, n, &extra).map_err(to_py)?,
+        None => Checkpoint::start(p, mode, s).map_err(to_py)?,
+    };
+    let target = opts.checkpoint.clone().or_else(|| opts.resume.clone());
+    let state = interruptible(py, move |stop| {
+        let seg = Segments {
+            until: steps,
+            every,
+            energy,
+            frames: true,
+            checkpoint: target.as_deref(),
+            checkpoint_every: opts.every,
+            extra: &extra,
+            stop: Some(stop),
+        };
+        let advance = |s: &mut System<T>, k: u64| nbody::run(device.backend(), mode, &p, s, k);
+        match nbody::run_resumable(&mut state, &seg, advance, |_| {})? {
+            Ended::Finished => Ok(state),
+            Ended::Stopped { .. } => Err(Fail::Stopped),
+            Ended::NonFinite { step, count } => Err(Fail::Rust(lockstep::Error::InvalidInput {
+                what: "n-body state",
+                why: format!(
+                    "{count} positions and velocities are not finite after step {step} (eps = 0 with coincident bodies gives NaN)"
+                ),
+            })),
+        }
+    })?;
+    let rec = state.recording;
+    let (mut xs, mut vs) = (Vec::with_capacity(rec.frames.len() / 2), Vec::with_capacity(rec.frames.len() / 2));
+    for body in rec.frames.chunks_exact(6) {
+        xs.extend_from_slice(&body[..3]);
+        vs.extend_from_slice(&body[3..]);
+    }
+    Ok((xs, vs, rec.energy, rec.steps))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn integrate_typed<'py, T: NbodyFloat + Element>(
     py: Python<'py>,
@@ -43,6 +116,7 @@ fn integrate_typed<'py, T: NbodyFloat + Element>(
     with_energy: bool,
     mode: &str,
     device: &str,
+    opts: Resume,
 ) -> PyResult<Frames<'py, T>> {
     let mode = match mode {
         "exact" => Mode::Exact,
@@ -64,31 +138,35 @@ fn integrate_typed<'py, T: NbodyFloat + Element>(
     if mode == Mode::Fast && !matches!(device, Device::Gpu(_)) {
         return Err(PyValueError::new_err("invalid mode: fast mode runs on the GPU only; use exact"));
     }
-    let (xs, vs, es, ks) = interruptible(py, move |stop| {
-        let cap = frames as usize * n * 3;
-        let (mut xs, mut vs) = (Vec::with_capacity(cap), Vec::with_capacity(cap));
-        let (mut es, mut ks) = (Vec::with_capacity(frames as usize), Vec::with_capacity(frames as usize));
-        let mut record = |s: &System<T>, k: u64| {
-            for b in 0..n {
-                xs.extend_from_slice(&s.pos[4 * b..4 * b + 3]);
-                vs.extend_from_slice(&s.vel[4 * b..4 * b + 3]);
+    let (xs, vs, es, ks) = if opts.wanted() {
+        integrate_resumable(py, s, p, mode, device, steps, every, with_energy.then_some((g, eps)), &opts)?
+    } else {
+        interruptible(py, move |stop| {
+            let cap = frames as usize * n * 3;
+            let (mut xs, mut vs) = (Vec::with_capacity(cap), Vec::with_capacity(cap));
+            let (mut es, mut ks) = (Vec::with_capacity(frames as usize), Vec::with_capacity(frames as usize));
+            let mut record = |s: &System<T>, k: u64| {
+                for b in 0..n {
+                    xs.extend_from_slice(&s.pos[4 * b..4 * b + 3]);
+                    vs.extend_from_slice(&s.vel[4 * b..4 * b + 3]);
+                }
+                if with_energy {
+                    es.push(nbody::energy(s, g, eps));
+                }
+                ks.push(k);
+            };
+            record(&s, 0);
+            let mut done = 0u64;
+            while done < steps {
+                let span = every.min(steps - done);
+                // Chunks of steps: RK4 carries only the state, so k then m steps are k + m steps.
+                chunked(span, stop, |count| Ok(nbody::run(device.backend(), mode, &p, &mut s, count)?))?;
+                done += span;
+                record(&s, done);
             }
-            if with_energy {
-                es.push(nbody::energy(s, g, eps));
-            }
-            ks.push(k);
-        };
-        record(&s, 0);
-        let mut done = 0u64;
-        while done < steps {
-            let span = every.min(steps - done);
-            // Chunks of steps: RK4 carries only the state, so k then m steps are k + m steps.
-            chunked(span, stop, |count| Ok(nbody::run(device.backend(), mode, &p, &mut s, count)?))?;
-            done += span;
-            record(&s, done);
-        }
-        Ok((xs, vs, es, ks))
-    })?;
+            Ok((xs, vs, es, ks))
+        })?
+    };
     let f = ks.len();
     let shape = |v: Vec<T>| Array3::from_shape_vec((f, n, 3), v).map_err(|e| PyValueError::new_err(format!("{e}")));
     Ok((
@@ -103,7 +181,7 @@ macro_rules! integrate_fn {
     ($name:ident, $t:ty) => {
         /// Trajectory (positions and velocities per frame), energy per frame, step per frame.
         #[pyfunction]
-        #[pyo3(signature = (pos, vel, mass, g, eps, dt, steps, every, energy, mode, device))]
+        #[pyo3(signature = (pos, vel, mass, g, eps, dt, steps, every, energy, mode, device, checkpoint=None, checkpoint_every=None, resume=None))]
         #[allow(clippy::too_many_arguments)]
         fn $name<'py>(
             py: Python<'py>,
@@ -118,8 +196,12 @@ macro_rules! integrate_fn {
             energy: bool,
             mode: &str,
             device: &str,
+            checkpoint: Option<PathBuf>,
+            checkpoint_every: Option<u64>,
+            resume: Option<PathBuf>,
         ) -> PyResult<Frames<'py, $t>> {
-            integrate_typed(py, pos, vel, mass, g, eps, dt, steps, every, energy, mode, device)
+            let opts = Resume { checkpoint, every: checkpoint_every.unwrap_or(0), resume };
+            integrate_typed(py, pos, vel, mass, g, eps, dt, steps, every, energy, mode, device, opts)
         }
     };
 }
@@ -141,8 +223,14 @@ fn nbody_plummer(
     let s = py.allow_threads(|| nbody::init::plummer(n, seed));
     let pick = |v: &[f64]| -> Vec<f64> { (0..n).flat_map(|b| v[4 * b..4 * b + 3].to_vec()).collect() };
     let mass: Vec<f64> = (0..n).map(|b| s.pos[4 * b + 3]).collect();
-    let two = |v: Vec<f64>| numpy::ndarray::Array2::from_shape_vec((n, 3), v).map_err(|e| PyValueError::new_err(format!("{e}")));
-    Ok((two(pick(&s.pos))?.into_pyarray(py), two(pick(&s.vel))?.into_pyarray(py), Array1::from_vec(mass).into_pyarray(py)))
+    let two = |v: Vec<f64>| {
+        numpy::ndarray::Array2::from_shape_vec((n, 3), v).map_err(|e| PyValueError::new_err(format!("{e}")))
+    };
+    Ok((
+        two(pick(&s.pos))?.into_pyarray(py),
+        two(pick(&s.vel))?.into_pyarray(py),
+        Array1::from_vec(mass).into_pyarray(py),
+    ))
 }
 
 type PyArray2Alias = numpy::PyArray2<f64>;

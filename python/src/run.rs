@@ -60,14 +60,15 @@ impl Device {
 }
 
 /// A Rust error as a Python exception with the Rust message: bad input (`InvalidInput`,
-/// `LengthMismatch`, `TooLarge`) is a `ValueError`; no driver or device a
-/// [`GpuUnavailableError`]; anything else a [`LockstepError`].
+/// `LengthMismatch`, `TooLarge`, a refused or unwritable `Checkpoint`) is a `ValueError`; no
+/// driver or device a [`GpuUnavailableError`]; anything else a [`LockstepError`].
 pub fn to_py(e: Error) -> PyErr {
     let msg = e.to_string();
     match e {
-        Error::InvalidInput { .. } | Error::LengthMismatch { .. } | Error::TooLarge { .. } => {
-            PyValueError::new_err(msg)
-        }
+        Error::InvalidInput { .. }
+        | Error::LengthMismatch { .. }
+        | Error::TooLarge { .. }
+        | Error::Checkpoint { .. } => PyValueError::new_err(msg),
         Error::NoDriver { .. } | Error::NoDevice { .. } => GpuUnavailableError::new_err(msg),
         _ => LockstepError::new_err(msg),
     }

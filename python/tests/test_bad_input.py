@@ -122,7 +122,7 @@ def test_huge_sizes_are_refused_before_allocating():
 def test_bad_choices():
     with pytest.raises(ValueError, match=r"device: 'tpu' is not one of"):
         histogram(np.zeros(3), 4, (0.0, 1.0), device="tpu")
-    with pytest.raises(ValueError, match=r"source: 'mersenne' is not one of 'philox', 'sobol'"):
+    with pytest.raises(ValueError, match=r"source: 'mersenne' is not one of 'philox', 'philox-bm', 'sobol'"):
         Plan.uniform(4).generate(3, source="mersenne")
     with pytest.raises(ValueError, match=r"precision: 'f16'"):
         Plan.uniform(4).generate(3, precision="f16")

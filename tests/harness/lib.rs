@@ -309,6 +309,45 @@ pub mod data {
     }
 }
 
+/// The law of a stream of standard normals (tests/boxmuller_reference.rs, bridge_parity.rs): the first four moments as z-scores (each within
+/// 5 standard errors) and a χ² over 100 equiprobable bins (Φ⁻¹ of the bin edges) below χ²(99)'s
+/// 1 − 10⁻⁶ quantile, 181 (Wilson–Hilferty). The draws are fixed by the seed, so the check is
+/// deterministic; a generator that is off (a wrong angle, a biased radius) fails it.
+pub fn normal_law(z: &[f64]) -> Result<(), String> {
+    let n = z.len() as f64;
+    let mean = z.iter().sum::<f64>() / n;
+    let (mut m2, mut m3, mut m4) = (0.0, 0.0, 0.0);
+    for &v in z {
+        let d = v - mean;
+        m2 += d * d;
+        m3 += d * d * d;
+        m4 += d * d * d * d;
+    }
+    let (m2, m3, m4) = (m2 / n, m3 / n, m4 / n);
+    let zs = [
+        ("mean", mean * n.sqrt()),
+        ("variance", (m2 - 1.0) / (2.0 / n).sqrt()),
+        ("skewness", m3 / m2.powf(1.5) / (6.0 / n).sqrt()),
+        ("excess kurtosis", (m4 / (m2 * m2) - 3.0) / (24.0 / n).sqrt()),
+    ];
+    let edges: Vec<f64> =
+        (1..100).map(|i| lockstep_shared::bridge::normal::inverse_normal_cdf(i as f64 / 100.0)).collect();
+    let mut counts = [0u64; 100];
+    for &v in z {
+        counts[edges.partition_point(|&e| e <= v)] += 1;
+    }
+    let expect = n / 100.0;
+    let chi2: f64 = counts.iter().map(|&c| (c as f64 - expect).powi(2) / expect).sum();
+    let report = format!("{} draws: {zs:.2?}, chi2(99) = {chi2:.1}", z.len());
+    // NaN fails too (a comparison that skips NaN would pass it)
+    let bad = |v: f64| v.is_nan() || v.abs() >= 5.0;
+    if zs.iter().any(|&(_, s)| bad(s)) || chi2.is_nan() || chi2 >= 181.0 {
+        return Err(report);
+    }
+    eprintln!("{report}");
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,9 +2,14 @@
 //! the CPU (`--device cpu`, or `auto` without a GPU), write them as `.npy` (shape
 //! `(N+1, d, paths)`, the `[step][dim][path]` layout) and plot the fan: a shaded quantile band
 //! with sample paths on top.
+//!
+//! With `--out`, a run is made and written in chunks of paths (`bridge_chunks.rs`), so its size
+//! is bounded by the disk, not by memory; the file's bytes equal a one-shot run's.
 
+use crate::bridge_chunks::{self, CHUNK_BYTES, Job, chunk_paths};
 use crate::common::{self, Device, Precision as Prec, Progress, check_in, read_numbers};
 use crate::plot::{Band, Series, fan_chart};
+use crate::{npy, output, sidecar};
 use anyhow::{Result, bail};
 use lockstep::bridge::{
     self as cpu, BridgeSpec, Noise, Output, Plan, Precision, Source, bisection_order, forward_order,
@@ -13,7 +18,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// `--order`: a keyword or a file of time indices.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Order {
     /// Breadth-first bisection (the paper's eq. 3).
     Bisection,
@@ -37,10 +43,13 @@ fn parse_order(s: &str) -> std::result::Result<Order, String> {
 }
 
 /// `--source`: a generator or a file of normals.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum SourceArg {
-    /// Philox4x32-10 keyed by `--seed`.
+    /// Philox4x32-10 keyed by `--seed` (normals by Φ⁻¹).
     Philox,
+    /// Philox4x32-10 keyed by `--seed`, normals by Box–Muller.
+    PhiloxBm,
     /// Sobol (Joe–Kuo); `--seed` is the index of path 0's point.
     Sobol,
     /// A file of (N+1)·d·paths normals, `[row][path]`.
@@ -50,13 +59,14 @@ pub enum SourceArg {
 fn parse_source(s: &str) -> std::result::Result<SourceArg, String> {
     match s {
         "philox" => Ok(SourceArg::Philox),
+        "philox-bm" => Ok(SourceArg::PhiloxBm),
         "sobol" => Ok(SourceArg::Sobol),
-        _ => keyword_or_file(s, "philox, sobol", "of normals").map(SourceArg::File),
+        _ => keyword_or_file(s, "philox, philox-bm, sobol", "of normals").map(SourceArg::File),
     }
 }
 
-/// Options of `lockstep bridge`.
-#[derive(clap::Args)]
+/// Options of `lockstep bridge` (also the parameters of the `.npy`'s sidecar).
+#[derive(clap::Args, serde::Serialize)]
 #[command(allow_negative_numbers = true)]
 pub struct Args {
     /// Paths to generate (≥ 1).
@@ -87,7 +97,8 @@ pub struct Args {
     /// Precision.
     #[arg(long, value_enum, default_value = "f32")]
     precision: Prec,
-    /// `philox`, `sobol`, or a file of (N+1)·d·paths normals (`[row][path]`, whitespace-separated).
+    /// `philox` (Φ⁻¹ normals), `philox-bm` (Box–Muller normals from the same generator), `sobol`,
+    /// or a file of (N+1)·d·paths normals (`[row][path]`, whitespace-separated).
     #[arg(long, default_value = "philox", value_parser = parse_source)]
     source: SourceArg,
     /// Write scaled increments instead of points.
@@ -99,9 +110,14 @@ pub struct Args {
     /// Where to run.
     #[arg(long, value_enum, default_value = "auto")]
     device: Device,
-    /// Write the result here as .npy.
+    /// Write the result here as .npy (made and written in chunks of paths, through
+    /// FILE.partial; a FILE.json sidecar says how to make it again).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// With --out: paths per chunk (default: 512 MiB of output, less when memory is short). The
+    /// file's bytes do not depend on it.
+    #[arg(long, value_parser = common::count, requires = "out")]
+    chunk_paths: Option<usize>,
     /// Plot the fan (5–95% and 25–75% bands, the median, 20 paths on top; dimension 0) to this PNG.
     #[arg(long)]
     plot: Option<PathBuf>,
@@ -209,10 +225,11 @@ fn spec(args: &Args) -> Result<BridgeSpec> {
     Ok(BridgeSpec { t0: 0.0, times, t_end, order, start, noise })
 }
 
-fn run_typed<T: Precision + Into<f64> + npyz::AutoSerialize>(
+fn run_typed<T: Precision + Into<f64> + npy::Element>(
     args: &Args,
     plan: &Plan,
     gpu: Option<lockstep::Gpu>,
+    chunk: usize,
 ) -> Result<()> {
     let prec = args.precision;
     let rows = plan.rows();
@@ -236,6 +253,7 @@ fn run_typed<T: Precision + Into<f64> + npyz::AutoSerialize>(
     };
     let source = match (&args.source, &file_z) {
         (SourceArg::Philox, _) => Source::Philox { seed: args.seed },
+        (SourceArg::PhiloxBm, _) => Source::PhiloxBoxMuller { seed: args.seed },
         (SourceArg::Sobol, _) => {
             let Ok(offset) = u32::try_from(args.seed) else {
                 bail!("--seed {} with --source sobol is the index of path 0's point; give 0..={}", args.seed, u32::MAX);
@@ -247,55 +265,72 @@ fn run_typed<T: Precision + Into<f64> + npyz::AutoSerialize>(
     };
     cpu::check_generation(plan, &source, paths)?;
     let output = if args.increments { Output::Increments } else { Output::Paths };
-    let t = Instant::now();
-    let (data, place) = match &gpu {
-        Some(g) => {
-            println!("generating {paths} paths on {} ({})", g.name(), T::NAME);
-            (lockstep::bridge::generate(lockstep::Backend::Gpu(g), plan, source, paths, output)?, g.name().to_string())
-        }
-        None => {
-            let threads = rayon::current_num_threads();
-            println!("generating {paths} paths on the CPU ({threads} threads, {})", T::NAME);
-            let bar = Progress::new(paths as u64, "paths");
-            let out = cpu::generate_par_with_progress(plan, source, paths, output, |done, _| bar.set(done as u64))?;
-            bar.finish();
-            (out, format!("the CPU ({threads} threads)"))
-        }
-    };
-    let bad = data.iter().filter(|v| !Into::<f64>::into(**v).is_finite()).count();
-    if bad > 0 {
-        bail!(
-            "{bad} of {} values are not finite in {}; nothing written (lower --t-end or the --cov/--start values, \
-             or use --precision f64)",
-            data.len(),
-            T::NAME
-        );
-    }
     let d = plan.dims();
+    let shape = [plan.steps() as u64, d as u64, paths as u64];
+    if let Some(out) = &args.out {
+        output::check_disk(out, "--out", npy::file_bytes::<T>(&shape), "--paths or --steps")?;
+    }
+    let mut file = match &args.out {
+        Some(out) => Some(npy::Slabs::<T>::create(out, &shape)?),
+        None => None,
+    };
+    let threads = rayon::current_num_threads();
+    let place = match &gpu {
+        Some(g) => g.name().to_string(),
+        None => format!("the CPU ({threads} threads)"),
+    };
+    let chunks = paths.div_ceil(chunk);
+    let pieces = if chunks > 1 { format!(", in {chunks} chunks of up to {chunk} paths") } else { String::new() };
+    match &gpu {
+        Some(g) => println!("generating {paths} paths on {} ({}){pieces}", g.name(), T::NAME),
+        None => println!("generating {paths} paths on the CPU ({threads} threads, {}){pieces}", T::NAME),
+    }
+    let t = Instant::now();
+    let bar = Progress::new(paths as u64, "paths");
+    let job = Job { plan, source, paths, chunk, output, gpu: gpu.as_ref() };
+    let done = bridge_chunks::run(&job, file.as_mut(), args.plot.is_some(), &bar);
+    bar.finish();
+    let done = done?;
     let what = if args.increments { "increments" } else { "path values" };
     println!(
         "{} {what} ({rows} rows × {paths} paths, {}) on {place} in {:.3} s; strategy stack {} slots",
-        data.len(),
+        len,
         T::NAME,
         t.elapsed().as_secs_f64(),
         plan.stack_slots()
     );
-    if let Some(out) = &args.out {
-        crate::npy::write(out, &[plan.steps(), d, paths], data.iter().copied())?;
-        println!("wrote {} (shape ({}, {d}, {paths}), {})", out.display(), plan.steps(), T::NAME);
+    if let (Some(out), Some(file)) = (&args.out, file) {
+        let synced = Instant::now();
+        file.commit()?;
+        let sync_secs = synced.elapsed().as_secs_f64();
+        sidecar::write(out, "bridge", args, Some(args.seed), &sidecar::device_name(gpu.as_ref()))?;
+        let bytes = npy::file_bytes::<T>(&shape).unwrap_or(0);
+        println!(
+            "wrote {} (shape ({}, {d}, {paths}), {}; {bytes} bytes in {} chunk(s): generating {:.3} s, writing {:.3} s, \
+             sync {sync_secs:.3} s) and {}",
+            out.display(),
+            plan.steps(),
+            T::NAME,
+            done.chunks,
+            done.generate_secs,
+            done.write_secs,
+            sidecar::path_of(out).display()
+        );
     }
     if let Some(png) = &args.plot {
-        plot(args, plan, png, |g, p| data[(g * d) * paths + p].into())?;
-        println!("plotted {}", png.display());
+        let n = done.first_paths;
+        plot(args, plan, png, n, |g, p| done.first[(g * d) * n + p].into())?;
+        let from = if n < paths { format!(" (from the first {n} paths)") } else { String::new() };
+        println!("plotted {}{from}", png.display());
     }
     Ok(())
 }
 
 /// The fan of dimension 0: bands of the 5–95% and 25–75% quantiles, the median, and up to 20
 /// sample paths drawn on top.
-fn plot(args: &Args, plan: &Plan, png: &Path, at: impl Fn(usize, usize) -> f64) -> Result<()> {
+fn plot(args: &Args, plan: &Plan, png: &Path, paths: usize, at: impl Fn(usize, usize) -> f64) -> Result<()> {
     let grid = plan.grid();
-    let (steps, paths) = (plan.steps(), args.paths);
+    let steps = plan.steps();
     let x0 = plan.tables::<f64>().start[0];
     let first = if args.increments { None } else { Some((grid[0], x0)) };
     let mut q: [Vec<(f64, f64)>; 5] = Default::default();
@@ -343,15 +378,55 @@ pub fn run(args: Args) -> Result<()> {
         }
         _ => Some(0),
     };
-    let plot_bytes = if args.plot.is_some() { common::mul(&[16, args.paths as u64]) } else { Some(0) };
     let gpu = common::pick(args.device)?;
-    let out_bytes = len.and_then(|l| l.checked_mul(size));
-    let host = common::add(&[plan_bytes, file_bytes, plot_bytes, out_bytes, out_bytes]);
-    let device = common::add(&[plan_bytes, out_bytes, out_bytes, out_bytes]);
-    common::check_run_memory(gpu.as_ref(), host, device, "--paths or --steps (or the --times file)")?;
+    // With --out the run is made and written in chunks (bridge_chunks.rs); without, in one piece
+    // (held for the summary and the plot). On the GPU, only where its kernels generate ranges
+    // (cpu::gpu_generates_range: not Philox, whose kernels take no path offset yet).
+    let kind: Source<'_, f32> = match args.source {
+        SourceArg::Philox => Source::Philox { seed: 0 },
+        SourceArg::PhiloxBm => Source::PhiloxBoxMuller { seed: 0 },
+        SourceArg::Sobol => Source::Sobol { offset: 0 },
+        SourceArg::File(_) => Source::Buffer(&[]),
+    };
+    let gpu_chunks = cpu::gpu_generates_range(&kind);
+    let one_piece = args.out.is_none() || (gpu.is_some() && !gpu_chunks);
+    if one_piece && args.chunk_paths.is_some_and(|c| c < args.paths) {
+        bail!(
+            "--chunk-paths: on the GPU a Philox run is made in one piece (its kernels take no path offset yet); use \
+             --device cpu (the same bits) or --source sobol"
+        );
+    }
+    let chunk = match (one_piece, args.chunk_paths) {
+        (true, _) => args.paths,
+        (false, Some(c)) => c.min(args.paths),
+        (false, None) => {
+            let mut budget = CHUNK_BYTES;
+            if let Some(avail) = common::host_available() {
+                budget = budget.min(avail / 8);
+            }
+            if let Some((free, _)) = gpu.as_ref().and_then(|g| g.memory_info().ok()) {
+                budget = budget.min(free as u64 / 8);
+            }
+            chunk_paths(rows.saturating_mul(size), budget, args.paths)
+        }
+    };
+    let chunks = args.paths.div_ceil(chunk) as u64;
+    let chunk_bytes = common::mul(&[rows, chunk as u64, size]);
+    let plot_bytes = if args.plot.is_some() { common::mul(&[16, chunk as u64]) } else { Some(0) };
+    // Host: the chunk being made (the CPU's blocks and their scatter, or the GPU's download) and
+    // the one being written, and with --plot the first; the device: as a one-shot generation.
+    let held = (if chunks == 1 || gpu.is_some() { 2 } else { 3 }) + u64::from(args.plot.is_some() && chunks > 1);
+    let host = common::add(&[plan_bytes, file_bytes, plot_bytes, chunk_bytes.and_then(|b| b.checked_mul(held))]);
+    let device = common::add(&[plan_bytes, chunk_bytes, chunk_bytes, chunk_bytes]);
+    let lower = if args.out.is_some() && one_piece {
+        "--paths or --steps (or use --device cpu or --source sobol, which write --out in chunks)"
+    } else {
+        "--paths or --steps (or the --times file)"
+    };
+    common::check_run_memory(gpu.as_ref(), host, device, lower)?;
     let plan = Plan::new(&spec(&args)?)?;
     match args.precision {
-        Prec::F32 => run_typed::<f32>(&args, &plan, gpu),
-        Prec::F64 => run_typed::<f64>(&args, &plan, gpu),
+        Prec::F32 => run_typed::<f32>(&args, &plan, gpu, chunk),
+        Prec::F64 => run_typed::<f64>(&args, &plan, gpu, chunk),
     }
 }

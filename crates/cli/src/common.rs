@@ -12,7 +12,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// Where a run goes: the same flag in every family.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Device {
     /// The GPU when there is one, else the CPU twin (announced).
     Auto,
@@ -23,7 +24,8 @@ pub enum Device {
 }
 
 /// Floating-point precision of a run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Precision {
     /// IEEE single precision.
     F32,
@@ -102,13 +104,56 @@ fn whole(s: &str, min: u64) -> std::result::Result<u64, String> {
     if t.starts_with('-') {
         return Err(format!("{s} is negative; give a whole number ≥ {min}"));
     }
-    t.parse::<u64>().map_err(|_| match t.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 && v.fract() == 0.0 => {
-            format!("{s} is larger than {}", u64::MAX)
+    if let Ok(v) = t.parse::<u64>() {
+        return Ok(v);
+    }
+    match exact_integer(&t) {
+        Some(Some(v)) => Ok(v),
+        Some(None) => Err(format!("{s} is larger than {}", u64::MAX)),
+        None if t.parse::<f64>().is_ok_and(f64::is_finite) => {
+            Err(format!("{s} is not a whole number; give a whole number ≥ {min}"))
         }
-        Ok(_) => format!("{s} is not a whole number; give a whole number ≥ {min}"),
-        Err(_) => format!("`{s}` is not a number; give a whole number ≥ {min}"),
-    })
+        None => Err(format!("`{s}` is not a number; give a whole number ≥ {min}")),
+    }
+}
+
+/// A decimal (`1e6`, `2.5E3`, `+100`) read exactly: `Some(Some(v))` when it is a whole number
+/// that fits `u64`, `Some(None)` when it is a whole number beyond `u64`, `None` when it is not
+/// a whole number (or not a decimal at all).
+pub fn exact_integer(t: &str) -> Option<Option<u64>> {
+    let t = t.strip_prefix('+').unwrap_or(t);
+    let (mant, exp) = match t.find(['e', 'E']) {
+        Some(i) => (&t[..i], t[i + 1..].parse::<i64>().ok()?),
+        None => (t, 0),
+    };
+    let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
+    if int.is_empty() && frac.is_empty() || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let digits = format!("{int}{frac}");
+    let digits = digits.trim_start_matches('0');
+    // value = digits · 10^(exp − len(frac))
+    let shift = exp.checked_sub(frac.len() as i64)?;
+    let digits = if shift < 0 {
+        let cut = shift.unsigned_abs() as usize;
+        let (keep, drop) = digits.split_at(digits.len().saturating_sub(cut));
+        if !drop.bytes().all(|b| b == b'0') {
+            return None;
+        }
+        keep.to_string()
+    } else {
+        if digits.is_empty() {
+            return Some(Some(0));
+        }
+        if shift > 40 {
+            return Some(None);
+        }
+        format!("{digits}{}", "0".repeat(shift as usize))
+    };
+    if digits.is_empty() {
+        return Some(Some(0));
+    }
+    Some(digits.parse::<u64>().ok())
 }
 
 /// A whole number ≥ 0 (`u64`).
@@ -239,16 +284,19 @@ pub fn check_outputs(outputs: &[(&str, &Option<PathBuf>, Option<&str>)]) -> Resu
 
 // ---- memory --------------------------------------------------------------------------------
 
-/// Host memory available to a run: `LOCKSTEP_MEM_AVAILABLE` (bytes; for tests) or
-/// `MemAvailable` of `/proc/meminfo`; `None` when neither can be read.
-pub fn host_available() -> Option<u64> {
+/// Host memory available to a run and what bounds it: `LOCKSTEP_MEM_AVAILABLE` (bytes; for
+/// tests), else the smallest of `MemAvailable`, `RLIMIT_AS` and the cgroup's limit
+/// ([`crate::limits`]); `None` when none can be read.
+pub fn host_limit() -> Option<(u64, &'static str)> {
     if let Some(v) = std::env::var("LOCKSTEP_MEM_AVAILABLE").ok().and_then(|v| v.trim().parse().ok()) {
-        return Some(v);
+        return Some((v, "LOCKSTEP_MEM_AVAILABLE"));
     }
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    kb.checked_mul(1024)
+    crate::limits::host_bound().map(|b| (b.bytes, b.source))
+}
+
+/// Host memory available to a run ([`host_limit`]'s bytes).
+pub fn host_available() -> Option<u64> {
+    host_limit().map(|(b, _)| b)
 }
 
 fn human(bytes: u64) -> String {
@@ -266,16 +314,23 @@ pub type Bytes = Option<u64>;
 /// Refuses a run that needs more than is available: `need` bytes (`None`: more than 2^64) of
 /// `place` memory, `available` bytes, `lower` the flags that shrink it.
 pub fn check_memory(place: &str, need: Bytes, available: Option<u64>, lower: &str) -> Result<()> {
-    let Some(avail) = available else { return Ok(()) };
+    check_memory_under(place, need, available.map(|a| (a, "")), lower)
+}
+
+/// [`check_memory`] with the source of the available amount named in the refusal (e.g.
+/// `RLIMIT_AS (ulimit -v)`).
+pub fn check_memory_under(place: &str, need: Bytes, available: Option<(u64, &str)>, lower: &str) -> Result<()> {
+    let Some((avail, source)) = available else { return Ok(()) };
+    let under = if source.is_empty() { String::new() } else { format!(" (limit: {source})") };
     match need {
         Some(n) if n <= avail => Ok(()),
         Some(n) => bail!(
-            "this run needs {n} bytes ({}) of {place} memory, {avail} bytes ({}) are available; lower {lower}",
+            "this run needs {n} bytes ({}) of {place} memory, {avail} bytes ({}) are available{under}; lower {lower}",
             human(n),
             human(avail)
         ),
         None => bail!(
-            "this run needs more than 2^64 bytes of {place} memory, {avail} bytes ({}) are available; lower {lower}",
+            "this run needs more than 2^64 bytes of {place} memory, {avail} bytes ({}) are available{under}; lower {lower}",
             human(avail)
         ),
     }
@@ -283,7 +338,7 @@ pub fn check_memory(place: &str, need: Bytes, available: Option<u64>, lower: &st
 
 /// Checks host memory (`need`) and, with a GPU, its free memory (`device_need`).
 pub fn check_run_memory(gpu: Option<&Gpu>, host_need: Bytes, device_need: Bytes, lower: &str) -> Result<()> {
-    check_memory("host", host_need, host_available(), lower)?;
+    check_memory_under("host", host_need, host_limit(), lower)?;
     if let Some(g) = gpu {
         let (free, _) = g.memory_info().context("asking the GPU for its free memory")?;
         let free =

@@ -13,12 +13,17 @@
 
 mod bench;
 mod bridge;
+mod bridge_chunks;
 mod common;
 mod demo;
+mod limits;
 mod mg;
 mod nbody;
 mod npy;
+mod output;
 mod plot;
+mod resume;
+mod sidecar;
 
 use clap::{Parser, Subcommand};
 
@@ -27,14 +32,18 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Run only if this lockstep produces stream version N (the `stream_version` of a file's
+    /// .json sidecar): within one stream version a run's bits never change; otherwise refused.
+    #[arg(long, global = true, value_name = "N")]
+    stream_version: Option<u32>,
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Run every kernel on the GPU if one is present (else the CPU references) and check parity.
     Demo {
-        /// Elements per foundation kernel (the other families run fixed small cases).
-        #[arg(long, default_value_t = 1 << 20)]
+        /// Elements per foundation kernel (the other families run fixed small cases; ≥ 1).
+        #[arg(long, default_value = "1048576", value_parser = common::count)]
         n: usize,
     },
     /// Benchmarks (programs, not tests): CUDA-event medians after warm-up, next to a bound.
@@ -55,6 +64,12 @@ enum Command {
 /// Parses the command line and runs it. Every error is one line on stderr (`error: …`, the
 /// causes joined with `: `) and exit status 1 (2 for a command line clap refuses).
 fn main() -> std::process::ExitCode {
+    if std::env::args_os().len() <= 1 {
+        // A bare `lockstep`: the list of subcommands (clap's help), and exit 2 (no work done).
+        let _ = <Cli as clap::CommandFactory>::command().print_help();
+        println!();
+        return std::process::ExitCode::from(2);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
@@ -92,6 +107,9 @@ fn main() -> std::process::ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
+    if let Some(v) = cli.stream_version {
+        lockstep::check_stream(v)?;
+    }
     match cli.command {
         Command::Demo { n } => demo::run(n),
         Command::Bench { which } => bench::run(which),

@@ -4,14 +4,16 @@
 
 use crate::common::{self, Device, Progress};
 use crate::plot::{Scale, Series, line_chart};
+use crate::resume::{self, CheckpointArgs};
 use anyhow::{Result, bail};
-use lockstep::mg::{Distributed, Mg};
-use lockstep::mg::{game_bytes, play, trial_end, validate, winner_ratio};
+use lockstep::mg::{Ended, Engine, Mg, RunState, Schedule};
+use lockstep::mg::{game_bytes, run_resumable, trial_end, validate, winner_ratio};
 use std::io::Write;
 use std::path::PathBuf;
 
 /// Which GPU model plays (the CPU twin gives the same bits).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Model {
     /// One game per block.
     Standalone,
@@ -22,7 +24,7 @@ pub enum Model {
 }
 
 /// Options of `lockstep mg`.
-#[derive(clap::Args)]
+#[derive(clap::Args, serde::Serialize)]
 #[command(allow_negative_numbers = true)]
 pub struct Args {
     /// Agents (odd, < 2^63).
@@ -68,10 +70,14 @@ pub struct Args {
     /// checksum as CSV.
     #[arg(long)]
     out: Option<PathBuf>,
+    #[command(flatten)]
+    #[serde(skip)] // how a run is checkpointed is not part of its result (the sidecar's parameters)
+    ckpt: CheckpointArgs,
 }
 
 pub fn run(a: Args) -> Result<()> {
     common::check_outputs(&[("--plot", &a.plot, Some("png")), ("--out", &a.out, None)])?;
+    let target = a.ckpt.target()?;
     if a.threads > 1024 {
         bail!("--threads {}: give 0 (all cores), 1 (this thread) or up to 1024", a.threads);
     }
@@ -97,53 +103,69 @@ pub fn run(a: Args) -> Result<()> {
     };
     // Host: one game (CPU) or its results (GPU), the sums, the jump table.
     let per_step = common::mul(&[a.p as u64, 32]);
+    // A checkpoint of a game in progress is a second copy of it on the host.
+    let copy = if target.is_some() || a.ckpt.resume.is_some() { Some(game) } else { Some(0) };
     let host = if gpu.is_some() {
-        common::add(&[per_step, Some(1 << 20)])
+        common::add(&[per_step, Some(1 << 20), copy])
     } else {
-        common::add(&[Some(game), per_step, Some(1 << 20)])
+        common::add(&[Some(game), per_step, Some(1 << 20), copy])
     };
     common::check_run_memory(gpu.as_ref(), host, Some(game), "--n (or --s, --m)")?;
 
+    let mut state = match &a.ckpt.resume {
+        Some(file) => {
+            let state = RunState::load(file, &params, seed, a.first, a.trials, &[])?;
+            println!(
+                "resuming from {} at trial {} of {} (game step {} of {})",
+                file.display(),
+                state.done,
+                a.trials,
+                state.steps_done(),
+                a.trials.saturating_mul(a.p as u64)
+            );
+            state
+        }
+        None => RunState::start(&params, seed, a.first, a.trials)?,
+    };
+    let stop = match &target {
+        Some(_) => Some(resume::stop_on_signals()?),
+        None => None,
+    };
+    let schedule = Schedule { checkpoint: target.as_deref(), every: a.ckpt.every(), extra: &[], stop: stop.as_deref() };
     let t0 = std::time::Instant::now();
-    let mut sum = vec![0u64; a.p as usize];
-    let mut add = |w: Vec<u64>| sum.iter_mut().zip(w).for_each(|(s, v)| *s += v);
     let bar = Progress::new(a.trials, "trials");
-    let place = match &gpu {
+    bar.set(state.done);
+    let progress = |s: &RunState| bar.set(s.done);
+    let (ended, place) = match &gpu {
         None => {
-            let threads = match a.threads {
-                1 => None,
-                t => Some(usize::try_from(t).unwrap_or(usize::MAX)),
-            };
             let shown = if a.threads == 0 { rayon::current_num_threads() as u64 } else { a.threads };
             bar.message(format!("CPU, {shown} threads"));
-            for (k, tr) in (a.first..a.first + a.trials).enumerate() {
-                add(play(&params, seed, tr, threads, false)?.0.winners(a.n));
-                bar.set(k as u64 + 1);
-            }
-            format!("CPU ({shown} threads)")
+            let engine = Engine::Cpu { parallel: a.threads != 1 };
+            let ended = if a.threads > 1 {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(a.threads as usize).build()?;
+                pool.install(|| run_resumable(engine, &mut state, &schedule, progress))?
+            } else {
+                run_resumable(engine, &mut state, &schedule, progress)?
+            };
+            (ended, format!("CPU ({shown} threads)"))
         }
         Some(gpu) => {
             let mg = Mg::with_block_size(gpu, a.block)?;
             bar.message(format!("{} {:?}", gpu.name(), a.model));
-            if let Model::Standalone = a.model {
-                for (o, _) in mg.play_standalone(&params, seed, a.first, a.trials, None, false)? {
-                    add(o.winners(a.n));
-                }
-            } else {
-                let model = if let Model::Step = a.model {
-                    Distributed::KernelPerStep
-                } else {
-                    Distributed::GridSync { blocks: None }
-                };
-                for (k, tr) in (a.first..a.first + a.trials).enumerate() {
-                    add(mg.play(&params, seed, tr, model, false)?.0.winners(a.n));
-                    bar.set(k as u64 + 1);
-                }
-            }
-            format!("{} ({:?}, block {})", gpu.name(), a.model, a.block)
+            let engine = match a.model {
+                Model::Standalone => Engine::GpuStandalone(&mg),
+                Model::Step => Engine::GpuStep(&mg),
+                Model::GridSync => Engine::GpuGridSync(&mg, None),
+            };
+            let ended = run_resumable(engine, &mut state, &schedule, progress)?;
+            (ended, format!("{} ({:?}, block {})", gpu.name(), a.model, a.block))
         }
     };
     bar.finish();
+    if let Ended::Stopped { step } = ended {
+        return Err(resume::interrupted("game steps", step, a.trials.saturating_mul(a.p as u64), target.as_deref()));
+    }
+    let sum = state.sums;
     let secs = t0.elapsed().as_secs_f64();
     let ratio = winner_ratio(&sum, a.n, a.trials);
     let mean = ratio.iter().sum::<f64>() / ratio.len() as f64;
@@ -168,8 +190,8 @@ pub fn run(a: Args) -> Result<()> {
         if a.out.is_none() && ratio.len() > show.len() { " … (--out FILE writes every step)" } else { "" }
     );
     if let Some(path) = &a.out {
-        let write = || -> std::io::Result<()> {
-            let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
+        let text = || -> std::io::Result<Vec<u8>> {
+            let mut f = Vec::new();
             writeln!(
                 f,
                 "# lockstep mg: n = {}, m = {}, s = {}, p = {}, groups = {groups}, trials {}..{}, seed {seed}",
@@ -185,9 +207,12 @@ pub fn run(a: Args) -> Result<()> {
             for (t, (s, r)) in sum.iter().zip(&ratio).enumerate() {
                 writeln!(f, "{t},{s},{r:.17e}")?;
             }
-            f.flush()
+            Ok(f)
         };
-        write().map_err(|e| anyhow::anyhow!("--out {}: {e}", path.display()))?;
+        let bytes = text().map_err(|e| anyhow::anyhow!("--out {}: {e}", path.display()))?;
+        // Through FILE.partial, then the sidecar FILE.json (crates/cli/src/output.rs, sidecar.rs).
+        crate::output::write_atomic(path, &bytes).map_err(|e| anyhow::anyhow!("--out {}: {e:#}", path.display()))?;
+        crate::sidecar::write(path, "mg", &a, Some(a.seed), &crate::sidecar::device_name(gpu.as_ref()))?;
         println!("series written to {} ({} steps)", path.display(), ratio.len());
     }
     if let Some(path) = &a.plot {

@@ -4,14 +4,16 @@
 
 use crate::common::{self, Device, Precision, Progress};
 use crate::plot::{Scale, Series, line_chart};
+use crate::resume::{self, CheckpointArgs};
 use anyhow::{Context, Result, bail};
 use lockstep::Gpu;
 use lockstep::nbody::{self as cpu, energy, init, momentum};
-use lockstep::nbody::{MAX_BODIES, Method, Mode, Nbody, NbodyFloat, Params, System};
+use lockstep::nbody::{Checkpoint, Ended, MAX_BODIES, Method, Mode, Nbody, NbodyFloat, Params, Segments, System};
 use std::path::{Path, PathBuf};
 
 /// `--mode`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum ModeArg {
     /// Bit-identical to the CPU twin.
     Exact,
@@ -20,7 +22,8 @@ pub enum ModeArg {
 }
 
 /// `--kernel`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum KernelArg {
     /// Every body read from global memory.
     Global,
@@ -29,7 +32,8 @@ pub enum KernelArg {
 }
 
 /// `--init`: a generator or a CSV file.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Init {
     /// Uniform ball at rest (the seed's start).
     Ball,
@@ -49,7 +53,7 @@ fn parse_init(s: &str) -> std::result::Result<Init, String> {
 }
 
 /// Options of `lockstep nbody`.
-#[derive(clap::Args)]
+#[derive(clap::Args, serde::Serialize)]
 #[command(allow_negative_numbers = true)]
 pub struct Args {
     /// Number of bodies (ignored with a CSV file).
@@ -101,10 +105,18 @@ pub struct Args {
     /// Plot the relative energy error over time (PNG).
     #[arg(long)]
     plot: Option<PathBuf>,
+    /// The --init CSV file's first line is a header (skipped). Without it a first line is taken
+    /// as a header only when it holds no number at all.
+    #[arg(long)]
+    header: bool,
+    #[command(flatten)]
+    #[serde(skip)] // how a run is checkpointed is not part of its result (the sidecar's parameters)
+    ckpt: CheckpointArgs,
 }
 
 pub fn run(args: Args) -> Result<()> {
     common::check_outputs(&[("--out", &args.out, Some("npy")), ("--plot", &args.plot, Some("png"))])?;
+    args.ckpt.target()?;
     let prec = args.precision;
     for (flag, v) in [("--dt", args.dt), ("--g", args.g), ("--eps", args.eps)] {
         common::check_in(prec, flag, v)?;
@@ -126,8 +138,9 @@ pub fn run(args: Args) -> Result<()> {
     let size = prec.bytes();
     let n64 = n as u64;
     let every = args.every.unwrap_or(args.steps.div_ceil(100)).max(1);
-    let frames = args.steps / every + 2;
-    let traj = if args.out.is_some() { common::mul(&[frames, n64, 48]) } else { Some(0) };
+    // Checked: `--steps 2^64 - 1 --every 1` has more frames than a u64 counts.
+    let frames = (args.steps / every).checked_add(2);
+    let traj = if args.out.is_some() { frames.and_then(|f| common::mul(&[f, n64, 48])) } else { Some(0) };
     // f64 initial conditions and their conversion, RK4 state and stages, the --check copy.
     let host = common::add(&[common::mul(&[n64, 128]), common::mul(&[n64, 44, size]), traj]);
     let device = Some(lockstep::nbody::device_bytes::<u8>(n).saturating_mul(size));
@@ -137,7 +150,8 @@ pub fn run(args: Args) -> Result<()> {
         Init::Plummer => init::plummer(args.n, args.seed),
         Init::File(file) => {
             let text = std::fs::read_to_string(file).with_context(|| format!("--init {}", file.display()))?;
-            let sys = init::from_csv(&text).with_context(|| format!("--init {}", file.display()))?;
+            let header = if args.header { init::Header::Yes } else { init::Header::Auto };
+            let sys = init::from_csv_with(&text, header).with_context(|| format!("--init {}", file.display()))?;
             for (i, v) in sys.pos.iter().chain(&sys.vel).enumerate() {
                 if !prec.holds(*v) {
                     bail!(
@@ -158,13 +172,29 @@ pub fn run(args: Args) -> Result<()> {
     }
 }
 
-struct Record {
-    t: Vec<f64>,
-    energy: Vec<f64>,
-    frames: Vec<f64>,
+/// The header parameters a resumed run must match besides the physics: what decides the frames
+/// and the energies it records.
+fn identity(args: &Args, every: u64, energy: bool) -> Vec<(String, String)> {
+    let init = match &args.init {
+        Init::Ball => format!("ball (seed {})", args.seed),
+        Init::Plummer => format!("plummer (seed {})", args.seed),
+        Init::File(f) => format!("file {}", f.display()),
+    };
+    let mut v = vec![
+        ("steps".to_string(), args.steps.to_string()),
+        ("every".into(), every.to_string()),
+        ("init".into(), init),
+        ("frames".into(), args.out.is_some().to_string()),
+        ("energy".into(), energy.to_string()),
+    ];
+    if args.mode == ModeArg::Fast {
+        // Fast-mode bits depend on the kernel and its tile.
+        v.push(("kernel".into(), format!("{:?} block {}", args.kernel, args.block)));
+    }
+    v
 }
 
-fn go<T: NbodyFloat + npyz::AutoSerialize>(args: &Args, mut sys: System<T>, gpu: Option<Gpu>) -> Result<()> {
+fn go<T: NbodyFloat + crate::npy::Element>(args: &Args, sys: System<T>, gpu: Option<Gpu>) -> Result<()> {
     let p = Params { g: T::from_f64(args.g), eps: T::from_f64(args.eps), dt: T::from_f64(args.dt) };
     lockstep::nbody::validate(&p, &sys)?;
     let n = sys.len();
@@ -172,62 +202,78 @@ fn go<T: NbodyFloat + npyz::AutoSerialize>(args: &Args, mut sys: System<T>, gpu:
     let method = if args.kernel == KernelArg::Global { Method::Global } else { Method::Shared };
     let mode = if args.mode == ModeArg::Fast { Mode::Fast } else { Mode::Exact };
     let want_energy = args.plot.is_some() || n <= 20_000;
-    let mut rec = Record { t: Vec::new(), energy: Vec::new(), frames: Vec::new() };
     let initial = sys.clone();
     let e0 = energy(&sys, args.g, args.eps);
     let p0 = momentum(&sys);
-    let mut observe = |step: u64, s: &System<T>| {
-        rec.t.push(step as f64 * args.dt);
-        if want_energy {
-            rec.energy.push(energy(s, args.g, args.eps));
+    let extra = identity(args, every, want_energy);
+    let target = args.ckpt.target()?;
+    let mut state = match &args.ckpt.resume {
+        Some(file) => {
+            let state = Checkpoint::<T>::load(file, &p, mode, n, &extra)?;
+            println!("resuming from {} at step {} of {}", file.display(), state.step, args.steps);
+            state
         }
-        if args.out.is_some() {
-            for i in 0..s.len() {
-                rec.frames.extend(s.pos[4 * i..4 * i + 3].iter().chain(&s.vel[4 * i..4 * i + 3]).map(|v| v.to_f64()));
-            }
-        }
+        None => Checkpoint::start(p, mode, sys)?,
     };
-    observe(0, &sys);
+    let stop = match &target {
+        Some(_) => Some(resume::stop_on_signals()?),
+        None => None,
+    };
+    let seg = Segments {
+        until: args.steps,
+        every,
+        energy: want_energy.then_some((args.g, args.eps)),
+        frames: args.out.is_some(),
+        checkpoint: target.as_deref(),
+        checkpoint_every: args.ckpt.every(),
+        extra: &extra,
+        stop: stop.as_deref(),
+    };
     let bar = Progress::new(args.steps, "steps");
+    bar.set(state.step);
     let started = std::time::Instant::now();
-    let device = match &gpu {
+    let (ended, device) = match &gpu {
         Some(gpu) => {
             let nb = Nbody::with_block_size(gpu, args.block)?;
             bar.message(format!("{} {:?} {:?} {}", gpu.name(), method, mode, T::NAME));
-            nb.run_observed(method, mode, &p, &mut sys, args.steps, every, |step, s| {
-                observe(step, s);
-                bar.set(step);
-                Ok(())
-            })?;
-            format!("GPU {} ({:?} kernel, {:?} mode, block {})", gpu.name(), method, mode, args.block)
+            let ended = lockstep::nbody::run_resumable(
+                &mut state,
+                &seg,
+                |s, k| nb.run(method, mode, &p, s, k),
+                |step| bar.set(step),
+            )?;
+            (ended, format!("GPU {} ({:?} kernel, {:?} mode, block {})", gpu.name(), method, mode, args.block))
         }
         None => {
             bar.message(format!("CPU reference, {} threads, {}", rayon::current_num_threads(), T::NAME));
-            for step in 1..=args.steps {
-                cpu::step_par(&p, &mut sys);
-                if step % every == 0 || step == args.steps {
-                    observe(step, &sys);
-                    bar.set(step);
-                }
-            }
-            format!("CPU reference ({} threads)", rayon::current_num_threads())
+            let ended = lockstep::nbody::run_resumable(
+                &mut state,
+                &seg,
+                |s, k| cpu::run(lockstep::Backend::Cpu, Mode::Exact, &p, s, k),
+                |step| bar.set(step),
+            )?;
+            (ended, format!("CPU reference ({} threads)", rayon::current_num_threads()))
         }
     };
     bar.finish();
+    match ended {
+        Ended::Finished => {}
+        Ended::Stopped { step } => return Err(resume::interrupted("steps", step, args.steps, target.as_deref())),
+        Ended::NonFinite { step, count } => bail!(
+            "{count} of {} values are not finite after step {step} of {}; stopped there, nothing written (with --eps 0 \
+             coincident bodies give NaN by design: give --eps > 0; otherwise lower --dt)",
+            2 * state.system.pos.len(),
+            args.steps
+        ),
+    }
+    let sys = state.system;
+    let rec = state.recording;
     let secs = started.elapsed().as_secs_f64();
     let e1 = energy(&sys, args.g, args.eps);
     let p1 = momentum(&sys);
     println!("{n} bodies, {} steps of dt = {} in {} on {device}: {secs:.3} s", args.steps, args.dt, T::NAME);
     println!("energy {e0:.12e} -> {e1:.12e} (relative change {:.3e})", ((e1 - e0) / e0).abs());
     println!("momentum {p0:?} -> {p1:?}");
-    let bad = sys.pos.iter().chain(&sys.vel).filter(|v| !v.finite()).count();
-    if bad > 0 {
-        bail!(
-            "{bad} of {} values are not finite after the run; nothing written (with --eps 0 coincident bodies give \
-             NaN by design: give --eps > 0; otherwise lower --dt)",
-            sys.pos.len() + sys.vel.len()
-        );
-    }
     if args.check {
         if mode == Mode::Fast || gpu.is_none() {
             println!("--check compares the exact GPU kernels with the CPU; nothing to check here");
@@ -250,16 +296,18 @@ fn go<T: NbodyFloat + npyz::AutoSerialize>(args: &Args, mut sys: System<T>, gpu:
     }
     if let Some(path) = &args.out {
         let frames = rec.frames.len() / (6 * n);
-        if T::NAME == "f32" {
-            crate::npy::write(path, &[frames, n, 6], rec.frames.iter().map(|&v| v as f32))?;
-        } else {
-            crate::npy::write(path, &[frames, n, 6], rec.frames.iter().copied())?;
-        }
+        crate::npy::write(path, &[frames, n, 6], rec.frames.iter().copied())?;
+        crate::sidecar::write(path, "nbody", args, Some(args.seed), &crate::sidecar::device_name(gpu.as_ref()))?;
         println!("trajectory: {} ({frames} frames × {n} bodies × 6, {})", path.display(), T::NAME);
     }
     if let Some(path) = &args.plot {
-        let pts: Vec<(f64, f64)> =
-            rec.t.iter().zip(&rec.energy).skip(1).map(|(&t, &e)| (t, ((e - e0) / e0).abs())).collect();
+        let pts: Vec<(f64, f64)> = rec
+            .steps
+            .iter()
+            .zip(&rec.energy)
+            .skip(1)
+            .map(|(&k, &e)| (k as f64 * args.dt, ((e - e0) / e0).abs()))
+            .collect();
         let title =
             format!("RK4 relative energy error, N = {n}, dt = {}, {} {:?} {:?}", args.dt, T::NAME, method, mode);
         let series = [Series { name: device.clone(), points: pts }];

@@ -104,6 +104,15 @@ pub enum Error {
         /// The embedded images.
         available: String,
     },
+    /// A checkpoint that cannot be written, or is refused on reading: corrupt, truncated, of
+    /// another format version or family, or written for a run with other parameters.
+    #[error("checkpoint {path}: {why}")]
+    Checkpoint {
+        /// The file.
+        path: String,
+        /// What is wrong, or why it cannot be written.
+        why: String,
+    },
     /// A kernel launch failed (or the kernel failed, reported at launch).
     #[cfg(feature = "gpu")]
     #[error("CUDA call `cuLaunchKernel({kernel})` failed: {source}")]

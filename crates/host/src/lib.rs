@@ -18,6 +18,7 @@
 
 mod backend;
 pub mod bridge;
+pub mod checkpoint;
 #[cfg(feature = "gpu")]
 mod driver;
 pub mod error;
@@ -36,6 +37,7 @@ pub mod matmul;
 pub mod mg;
 pub mod nbody;
 pub mod ptx;
+pub mod stream;
 #[cfg(feature = "gpu")]
 pub mod timing;
 
@@ -44,6 +46,7 @@ pub use backend::{Backend, DeviceValue};
 pub use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 pub use error::{Error, Result};
 pub use gpu::Gpu;
+pub use stream::{STREAM_VERSION, VERSION, check_stream};
 
 /// README.md's Rust blocks, compiled and run as doctests.
 #[doc = include_str!("../../../README.md")]

@@ -23,6 +23,7 @@
 //! Arithmetic: separate `*` and `+` (never contracted), `sqrt` and `/` correctly rounded on both
 //! targets; the noise `(C·Z)_k = Σ_{m≤k} C_km·Z_m` is summed left to right from `m = 0`.
 
+pub mod boxmuller;
 pub mod normal;
 pub mod philox;
 pub mod sobol;

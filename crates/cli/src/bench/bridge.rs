@@ -182,6 +182,7 @@ fn run_precision<T: Precision>(
         ("bridge + Philox fused, paths", Variant::Philox, None, Output::Paths, false),
         ("bridge + Sobol fused, paths", Variant::Sobol, None, Output::Paths, false),
         ("normals alone (Philox)", Variant::NormalsPhilox, None, Output::Paths, false),
+        ("normals alone (Philox, Box–Muller)", Variant::NormalsBoxMuller, None, Output::Paths, false),
         ("normals alone (Sobol)", Variant::NormalsSobol, None, Output::Paths, false),
     ];
     for (name, variant, zsrc, output, reads) in cases {
@@ -204,6 +205,9 @@ fn run_precision<T: Precision>(
                 }
                 Variant::NormalsSobol => {
                     bridge.normals_on_device(&dp, DeviceSource::Sobol { offset: 1 }, paths, &mut out)
+                }
+                Variant::NormalsBoxMuller => {
+                    bridge.normals_on_device(&dp, DeviceSource::PhiloxBoxMuller { seed: 7 }, paths, &mut out)
                 }
             }
         })?;

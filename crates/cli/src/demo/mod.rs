@@ -169,6 +169,15 @@ pub fn run(n: usize) -> anyhow::Result<()> {
         }
         Err(e) => return Err(e.into()),
     };
+    // The foundation inputs and results: f64 and f32 copies of x, y and their updated copies
+    // (about 100 bytes per element on the host, 32 on the GPU), checked before any is made.
+    let n64 = n as u64;
+    crate::common::check_run_memory(
+        gpu.as_ref(),
+        crate::common::mul(&[n64, 100]),
+        crate::common::mul(&[n64, 32]),
+        "--n",
+    )?;
     let families: [(&str, Family); 5] = [
         (&format!("foundation, n = {n}"), &|t, g| foundation(t, g, n)),
         ("Brownian bridge (issue #3): 64 steps, bisection, d = 1", &bridge::run),

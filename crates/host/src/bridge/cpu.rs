@@ -8,6 +8,7 @@
 use super::plan::{Plan, Precision};
 
 use crate::error::{Error, Result};
+use lockstep_shared::bridge::boxmuller::PhiloxBoxMuller;
 use lockstep_shared::bridge::philox::PhiloxNormals;
 use lockstep_shared::bridge::sobol::{BITS, SobolNormals};
 use lockstep_shared::bridge::{MAX_DIMS, Normals, PathPlan, Sink, SliceStack, SliceSteps, generate_path};
@@ -31,6 +32,13 @@ pub enum Source<'a, T> {
     Buffer(&'a [T]),
     /// Philox4x32-10 with this seed (row j of path p: word j mod 4 of counter (j/4, p)).
     Philox {
+        /// The 64-bit key.
+        seed: u64,
+    },
+    /// Philox4x32-10 with this seed, normals by Box–Muller (`lockstep_shared::bridge::boxmuller`):
+    /// rows 4b, 4b+1 of path p are the pair of words 0, 1 of counter (b, p), rows 4b+2, 4b+3
+    /// that of words 2, 3. Other normals than [`Source::Philox`]'s Φ⁻¹ from the same words.
+    PhiloxBoxMuller {
         /// The 64-bit key.
         seed: u64,
     },
@@ -73,7 +81,7 @@ pub fn check_generation<T>(plan: &Plan, source: &Source<'_, T>, paths: usize) ->
     }
     match source {
         Source::Buffer(z) => crate::launch::expect_len("z", z.len(), len)?,
-        Source::Philox { .. } => {}
+        Source::Philox { .. } | Source::PhiloxBoxMuller { .. } => {}
         Source::Sobol { offset } => {
             if *offset as u64 + paths as u64 > 1 << 32 {
                 return Err(Error::TooLarge {
@@ -130,14 +138,17 @@ fn path_plan<T: Precision>(plan: &Plan, output: Output) -> PathPlan<'_, T, Slice
     }
 }
 
-/// Generates paths `first..first+count` into `out` (`[row][count]`).
-#[allow(clippy::too_many_arguments)] // private helper: one call site, every argument distinct
+/// Generates paths `first..first+count` into `out` (`[row][count]`). The generators take path
+/// `p` as path `base + p` of the whole run (Philox counter, Sobol point); a buffer of
+/// `total_paths` paths is read at `p`.
+#[allow(clippy::too_many_arguments)] // private helper: every argument distinct
 fn generate_block<T: Precision>(
     plan: &Plan,
     source: &Source<'_, T>,
     dirs: &[u32],
     total_paths: usize,
     output: Output,
+    base: u64,
     first: usize,
     count: usize,
     out: &mut [T],
@@ -146,6 +157,7 @@ fn generate_block<T: Precision>(
     let mut stack = vec![T::ZERO; plan.stack_slots() * plan.dims()];
     for i in 0..count {
         let p = first + i;
+        let idx = base + p as u64;
         let mut sink = Into { out: &mut *out, paths: count, p: i };
         let mut st = SliceStack(&mut stack);
         match source {
@@ -153,10 +165,13 @@ fn generate_block<T: Precision>(
                 generate_path::<T, MAX_DIMS, 1>(&pp, &mut Strided { z, paths: total_paths, p }, &mut st, &mut sink)
             }
             Source::Philox { seed } => {
-                generate_path::<T, MAX_DIMS, 1>(&pp, &mut PhiloxNormals::new(*seed, p as u64), &mut st, &mut sink)
+                generate_path::<T, MAX_DIMS, 1>(&pp, &mut PhiloxNormals::new(*seed, idx), &mut st, &mut sink)
+            }
+            Source::PhiloxBoxMuller { seed } => {
+                generate_path::<T, MAX_DIMS, 1>(&pp, &mut PhiloxBoxMuller::new(*seed, idx), &mut st, &mut sink)
             }
             Source::Sobol { offset } => {
-                let mut z = SobolNormals { dirs, point: offset.wrapping_add(p as u32) };
+                let mut z = SobolNormals { dirs, point: offset.wrapping_add(idx as u32) };
                 generate_path::<T, MAX_DIMS, 1>(&pp, &mut z, &mut st, &mut sink)
             }
         }
@@ -184,6 +199,9 @@ pub fn generate_seq<T: Precision>(plan: &Plan, source: Source<'_, T>, paths: usi
             Source::Buffer(z) => generate_path::<T, MAX_DIMS, 1>(&pp, &mut Strided { z, paths, p }, &mut st, &mut sink),
             Source::Philox { seed } => {
                 generate_path::<T, MAX_DIMS, 1>(&pp, &mut PhiloxNormals::new(seed, p as u64), &mut st, &mut sink)
+            }
+            Source::PhiloxBoxMuller { seed } => {
+                generate_path::<T, MAX_DIMS, 1>(&pp, &mut PhiloxBoxMuller::new(seed, p as u64), &mut st, &mut sink)
             }
             Source::Sobol { offset } => {
                 let mut z = SobolNormals { dirs: &dirs, point: offset.wrapping_add(p as u32) };
@@ -230,31 +248,64 @@ pub fn generate_par_stoppable<T: Precision>(
     progress: impl Fn(usize, usize) + Sync,
     stop: &AtomicBool,
 ) -> Result<Option<Vec<T>>> {
-    let len = check_generation(plan, &source, paths)?;
+    generate_range_par_stoppable(plan, source, 0, paths, output, progress, stop)
+}
+
+/// Paths `first..first + count` of a generation, on one thread: the values a one-shot
+/// generation of at least `first + count` paths gives those paths, `[row][count]`
+/// (`rows·count` values). Philox and Sobol take the paths' own indices; a [`Source::Buffer`]
+/// holds the range's normals alone, `[row][count]`. Errors: as [`super::check_range`].
+pub fn generate_range_seq<T: Precision>(
+    plan: &Plan,
+    source: Source<'_, T>,
+    first: u64,
+    count: usize,
+    output: Output,
+) -> Result<Vec<T>> {
+    let len = super::check_range(plan, &source, first, count)?;
+    let dirs = directions_for(plan, &source)?;
+    let mut out = vec![T::ZERO; len];
+    generate_block(plan, &source, &dirs, count, output, first, 0, count, &mut out);
+    Ok(out)
+}
+
+/// As [`generate_range_seq`] with rayon, calling `progress(done, count)` as blocks of 4096
+/// paths finish and checking `stop` before each block (as [`generate_par_stoppable`], which is
+/// this with `first = 0`): `Ok(None)` once stopped. Same bits as the one-shot generation.
+pub fn generate_range_par_stoppable<T: Precision>(
+    plan: &Plan,
+    source: Source<'_, T>,
+    first: u64,
+    count: usize,
+    output: Output,
+    progress: impl Fn(usize, usize) + Sync,
+    stop: &AtomicBool,
+) -> Result<Option<Vec<T>>> {
+    let len = super::check_range(plan, &source, first, count)?;
     let dirs = directions_for(plan, &source)?;
     let rows = plan.rows();
     let done = AtomicUsize::new(0);
-    let blocks: Option<Vec<Vec<T>>> = (0..paths.div_ceil(BLOCK))
+    let blocks: Option<Vec<Vec<T>>> = (0..count.div_ceil(BLOCK))
         .into_par_iter()
         .map(|b| {
             if stop.load(Ordering::Relaxed) {
                 return None;
             }
-            let first = b * BLOCK;
-            let count = BLOCK.min(paths - first);
-            let mut buf = vec![T::ZERO; rows * count];
-            generate_block(plan, &source, &dirs, paths, output, first, count, &mut buf);
-            progress(done.fetch_add(count, Ordering::Relaxed) + count, paths);
+            let start = b * BLOCK;
+            let n = BLOCK.min(count - start);
+            let mut buf = vec![T::ZERO; rows * n];
+            generate_block(plan, &source, &dirs, count, output, first, start, n, &mut buf);
+            progress(done.fetch_add(n, Ordering::Relaxed) + n, count);
             Some(buf)
         })
         .collect();
     let Some(blocks) = blocks else { return Ok(None) };
     let mut out = vec![T::ZERO; len];
-    if paths > 0 {
-        out.par_chunks_mut(paths).enumerate().for_each(|(r, row)| {
+    if count > 0 {
+        out.par_chunks_mut(count).enumerate().for_each(|(r, row)| {
             for (b, buf) in blocks.iter().enumerate() {
-                let count = buf.len() / rows;
-                row[b * BLOCK..b * BLOCK + count].copy_from_slice(&buf[r * count..(r + 1) * count]);
+                let n = buf.len() / rows;
+                row[b * BLOCK..b * BLOCK + n].copy_from_slice(&buf[r * n..(r + 1) * n]);
             }
         });
     }
@@ -271,6 +322,14 @@ pub fn normals_seq<T: Precision>(plan: &Plan, source: Source<'_, T>, paths: usiz
         Source::Philox { seed } => {
             for p in 0..paths {
                 let mut g = PhiloxNormals::new(seed, p as u64);
+                for j in 0..rows {
+                    out[j * paths + p] = Normals::<T>::normal(&mut g, j as u32);
+                }
+            }
+        }
+        Source::PhiloxBoxMuller { seed } => {
+            for p in 0..paths {
+                let mut g = PhiloxBoxMuller::new(seed, p as u64);
                 for j in 0..rows {
                     out[j * paths + p] = Normals::<T>::normal(&mut g, j as u32);
                 }

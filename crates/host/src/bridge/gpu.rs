@@ -98,6 +98,12 @@ pub enum DeviceSource<'a, T: cust::memory::DeviceCopy> {
         /// Index of path 0's point.
         offset: u32,
     },
+    /// Philox with Box–Muller normals: generated alone ([`Bridge::normals_on_device`]); a
+    /// generation takes them from a buffer ([`Bridge::generate`] runs both).
+    PhiloxBoxMuller {
+        /// The key.
+        seed: u64,
+    },
 }
 
 /// The kernels of one precision, for [`Bridge::attributes`].
@@ -116,6 +122,8 @@ pub enum Variant {
     NormalsPhilox,
     /// `normals_sobol_*`.
     NormalsSobol,
+    /// `normals_bm_philox_*`.
+    NormalsBoxMuller,
     /// `bridge_philox_d1_*` (fused, the d = 1 fast path; [`Bridge::launched`]).
     PhiloxD1,
     /// `bridge_sobol_d1_*` (fused, the d = 1 fast path).
@@ -142,6 +150,8 @@ pub(crate) struct Kernels<'g, T: DeviceCopy> {
     pub(super) normals_philox: Kernel<'g, (u32, u64, Dp<T>, u32)>,
     /// `(rows, dirs, low, offset, out, paths)`.
     pub(super) normals_sobol: Kernel<'g, (u32, Dp<u32>, Dp<u32>, u32, Dp<T>, u32)>,
+    /// `(rows, seed, out, paths)`.
+    pub(super) normals_bm: Kernel<'g, (u32, u64, Dp<T>, u32)>,
     /// `(…, seed, sched, cache_slots, out, paths)`.
     pub(super) philox_d1: Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, u64, Dp<u32>, u32, Dp<T>, u32)>,
     /// `(…, dirs, low, offset, out, paths)`.
@@ -150,9 +160,9 @@ pub(crate) struct Kernels<'g, T: DeviceCopy> {
 }
 
 impl<'g, T: DeviceCopy> Kernels<'g, T> {
-    /// Looks up the eight kernels named, in the order of the fields.
-    fn new(gpu: &'g Gpu, names: [&'static str; 8]) -> Result<Self> {
-        let [buffer, dims, philox, sobol, normals_philox, normals_sobol, philox_d1, sobol_d1] = names;
+    /// Looks up the nine kernels named, in the order of the fields.
+    fn new(gpu: &'g Gpu, names: [&'static str; 9]) -> Result<Self> {
+        let [buffer, dims, philox, sobol, normals_philox, normals_sobol, normals_bm, philox_d1, sobol_d1] = names;
         Ok(Kernels {
             buffer: gpu.kernel(buffer)?,
             dims: gpu.kernel(dims)?,
@@ -160,6 +170,7 @@ impl<'g, T: DeviceCopy> Kernels<'g, T> {
             sobol: gpu.kernel(sobol)?,
             normals_philox: gpu.kernel(normals_philox)?,
             normals_sobol: gpu.kernel(normals_sobol)?,
+            normals_bm: gpu.kernel(normals_bm)?,
             philox_d1: gpu.kernel(philox_d1)?,
             sobol_d1: gpu.kernel(sobol_d1)?,
         })
@@ -213,6 +224,7 @@ impl<'g> Bridge<'g> {
                     "bridge_sobol_f32",
                     "normals_philox_f32",
                     "normals_sobol_f32",
+                    "normals_bm_philox_f32",
                     "bridge_philox_d1_f32",
                     "bridge_sobol_d1_f32",
                 ],
@@ -226,6 +238,7 @@ impl<'g> Bridge<'g> {
                     "bridge_sobol_f64",
                     "normals_philox_f64",
                     "normals_sobol_f64",
+                    "normals_bm_philox_f64",
                     "bridge_philox_d1_f64",
                     "bridge_sobol_d1_f64",
                 ],
@@ -260,6 +273,7 @@ impl<'g> Bridge<'g> {
             Variant::Philox => k.philox.function(),
             Variant::Sobol => k.sobol.function(),
             Variant::NormalsPhilox => k.normals_philox.function(),
+            Variant::NormalsBoxMuller => k.normals_bm.function(),
             Variant::NormalsSobol => k.normals_sobol.function(),
             Variant::PhiloxD1 => k.philox_d1.function(),
             Variant::SobolD1 => k.sobol_d1.function(),
@@ -361,6 +375,10 @@ impl<'g> Bridge<'g> {
         if len == 0 {
             return Ok(Vec::new());
         }
+        if let Source::PhiloxBoxMuller { .. } = source {
+            // no fused kernel: the normals kernel writes Z, the buffer bridge reads it
+            return self.generate_unfused(plan, source, paths, output);
+        }
         let dp = self.upload::<T>(plan)?;
         let mut out = self.alloc::<T>(len)?;
         let mut scratch = self.alloc::<T>(self.scratch_len(&dp, paths))?;
@@ -373,6 +391,7 @@ impl<'g> Bridge<'g> {
             }
             Source::Philox { seed } => DeviceSource::Philox { seed },
             Source::Sobol { offset } => DeviceSource::Sobol { offset },
+            Source::PhiloxBoxMuller { seed } => DeviceSource::PhiloxBoxMuller { seed },
         };
         self.generate_on_device(&dp, src, paths, output, sc, &mut out)?;
         self.finish(&out, len)
@@ -396,6 +415,7 @@ impl<'g> Bridge<'g> {
             Source::Buffer(_) => return self.generate(plan, source, paths, output),
             Source::Philox { seed } => DeviceSource::Philox { seed },
             Source::Sobol { offset } => DeviceSource::Sobol { offset },
+            Source::PhiloxBoxMuller { seed } => DeviceSource::PhiloxBoxMuller { seed },
         };
         let mut z = self.alloc::<T>(len)?;
         self.normals_on_device(&dp, gen_src, paths, &mut z)?;
@@ -413,6 +433,7 @@ impl<'g> Bridge<'g> {
             Source::Buffer(z) => return Ok(z.to_vec()),
             Source::Philox { seed } => DeviceSource::Philox { seed },
             Source::Sobol { offset } => DeviceSource::Sobol { offset },
+            Source::PhiloxBoxMuller { seed } => DeviceSource::PhiloxBoxMuller { seed },
         };
         if len == 0 {
             return Ok(Vec::new());

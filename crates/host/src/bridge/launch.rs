@@ -100,6 +100,12 @@ impl<'g> Bridge<'g> {
                 let (dirs, low) = self.sobol_dirs(plan, offset, paths)?;
                 self.launch_sobol(&l, dirs, low, offset)
             }
+            DeviceSource::PhiloxBoxMuller { .. } => Err(Error::InvalidInput {
+                what: "normal source",
+                why: "Box–Muller normals have no fused bridge kernel: generate them with normals_on_device into a \
+                      buffer and pass DeviceSource::Buffer (Bridge::generate does both)"
+                    .into(),
+            }),
         }
     }
 
@@ -220,7 +226,8 @@ impl<'g> Bridge<'g> {
         })
     }
 
-    /// Enqueues the normals alone (Philox or Sobol; a buffer source is refused) into `out`
+    /// Enqueues the normals alone (Philox Φ⁻¹, Philox Box–Muller or Sobol; a buffer source is
+    /// refused) into `out`
     /// (`(N+1)·d·paths`, `[row][path]`).
     pub fn normals_on_device<T: Precision>(
         &self,
@@ -242,6 +249,11 @@ impl<'g> Bridge<'g> {
             DeviceSource::Philox { seed } => {
                 // SAFETY: mirrors `normals_philox_*(rows, seed, out, paths)`; out holds rows·paths.
                 unsafe { k.normals_philox.launch(self.gpu(), grid, 0, (rows, seed, op, n)) }
+            }
+            DeviceSource::PhiloxBoxMuller { seed } => {
+                // SAFETY: mirrors `normals_bm_philox_*(rows, seed, out, paths)`; out holds
+                // rows·paths, the grid has at least `paths` threads.
+                unsafe { k.normals_bm.launch(self.gpu(), grid, 0, (rows, seed, op, n)) }
             }
             DeviceSource::Sobol { offset } => {
                 let (dirs, low) = self.sobol_dirs(plan, offset, paths)?;

@@ -4,6 +4,8 @@
 //!
 //! Output layout `[step][dim][path]` (`(N+1)·d·paths` values). The CPU twin is
 //! [`generate_seq`] / [`generate_par`]; the GPU launcher is [`Bridge`]; [`generate`] picks one.
+//! [`generate_range`] gives paths `first..first + count` of a run alone (chunks of a run larger
+//! than memory), with the same bits.
 
 mod cpu;
 #[cfg(feature = "gpu")]
@@ -11,15 +13,17 @@ mod gpu;
 #[cfg(feature = "gpu")]
 mod launch;
 mod plan;
+mod range;
 mod schedule;
 
 pub use cpu::{
     Output, SOBOL_MAX_DIMS, Source, check_generation, generate_par, generate_par_stoppable, generate_par_with_progress,
-    generate_seq, normals_seq, sobol_directions,
+    generate_range_par_stoppable, generate_range_seq, generate_seq, normals_seq, sobol_directions,
 };
 #[cfg(feature = "gpu")]
 pub use gpu::{Bridge, DEFAULT_BLOCK, DevicePlan, DeviceSource, Variant};
 pub use plan::{BridgeSpec, Noise, Plan, Precision, Tables, bisection_order, first_then_bisection, forward_order};
+pub use range::{check_range, generate_range, gpu_generates_range};
 
 use crate::{Backend, Result};
 
@@ -38,6 +42,18 @@ pub fn generate<T: Precision>(
         Backend::Cpu => generate_par(plan, source, paths, output),
         #[cfg(feature = "gpu")]
         Backend::Gpu(gpu) => Bridge::new(gpu)?.generate(plan, source, paths, output),
+        #[cfg(not(feature = "gpu"))]
+        Backend::Gpu(gpu) => match gpu.never {},
+    }
+}
+
+/// The normals alone (`rows·paths`, `[row][path]`) that `source` feeds the bridge of `plan`, on
+/// `backend`: the same bits on every backend (`Source::Buffer` is returned as it is).
+pub fn normals<T: Precision>(backend: Backend<'_>, plan: &Plan, source: Source<'_, T>, paths: usize) -> Result<Vec<T>> {
+    match backend {
+        Backend::CpuSeq | Backend::Cpu => normals_seq(plan, source, paths),
+        #[cfg(feature = "gpu")]
+        Backend::Gpu(gpu) => Bridge::new(gpu)?.normals(plan, source, paths),
         #[cfg(not(feature = "gpu"))]
         Backend::Gpu(gpu) => match gpu.never {},
     }

@@ -5,10 +5,11 @@
 //! The contract (groups, stream offsets, order of draws) is written down in
 //! [`lockstep_shared::mg`].
 
+use super::state::{GameState, normalize_s2};
 use crate::error::{Error, Result};
 use lockstep_shared::mg::{
-    Agents, Layout, MAX_M, MAX_S, MgParams, NoTrace, Pass, Recorder, build_tables, group_pass, initial_history,
-    next_history, winners, winning_side,
+    Agents, Layout, MAX_M, MAX_S, MgParams, NoTrace, Pass, Recorder, build_tables, group_pass, history_before,
+    initial_history, next_history, winners, winning_side,
 };
 use lockstep_shared::xsadd::{Gf2Matrix, Xsadd};
 use rayon::prelude::*;
@@ -104,7 +105,8 @@ impl JumpTable {
     }
 }
 
-fn jump_table() -> &'static JumpTable {
+/// The process's one jump table (built on first use).
+pub(crate) fn jump_table() -> &'static JumpTable {
     static TABLE: OnceLock<JumpTable> = OnceLock::new();
     TABLE.get_or_init(JumpTable::new)
 }
@@ -277,10 +279,7 @@ pub fn play(
     trace: bool,
 ) -> Result<(Outcome, Option<Trace>)> {
     let params = &validate(params.n, params.m, params.s, params.p, params.groups)?;
-    let bytes_per_agent = params.s as u64 * (params.words as u64 + 1) * 4;
-    if params.n.checked_mul(bytes_per_agent).is_none_or(|b| b > isize::MAX as u64) {
-        return Err(Error::TooLarge { what: "agent count n for host memory", value: params.n, max: 0 });
-    }
+    check_host_size(params)?;
     let run = || play_inner(params, seed, trial, threads.is_some(), trace);
     match threads {
         Some(t) if t > 0 => rayon::ThreadPoolBuilder::new()
@@ -299,78 +298,19 @@ fn play_inner(
     parallel: bool,
     trace: bool,
 ) -> Result<(Outcome, Option<Trace>)> {
-    let Setup { h0, h0_draw, states } = setup(params, seed, trial);
-    let mut groups: Vec<Group> = states
-        .into_iter()
-        .enumerate()
-        .map(|(g, rng)| {
-            let g = g as u64;
-            let len = params.group_len(g);
-            let per = (params.s * params.words) as usize;
-            let rec = if trace {
-                let mut draws = vec![0u32; draws_of_group(params, g) as usize];
-                if g == 0 {
-                    draws[0] = h0_draw;
-                }
-                GroupTrace { on: true, len, draws, used: vec![0u8; (len * params.p as u64) as usize] }
-            } else {
-                GroupTrace::default()
-            };
-            Group {
-                g,
-                len,
-                tables: vec![0u32; len as usize * per],
-                scores: vec![0i32; len as usize * params.s as usize],
-                prev: rng,
-                cur: rng,
-                rec,
-            }
-        })
-        .collect();
-    let build = |gr: &mut Group| {
-        let mut store = Store { s: params.s, words: params.words, tables: &mut gr.tables, scores: &mut gr.scores };
-        build_tables(params, gr.len, &mut store, &mut gr.cur, (gr.g == 0) as u64, &mut gr.rec);
-        gr.prev = gr.cur;
-    };
-    if parallel {
-        groups.par_iter_mut().for_each(build);
-    } else {
-        groups.iter_mut().for_each(build);
-    }
-    let mask = params.history_mask();
-    let mut ones = Vec::with_capacity(params.p as usize);
-    let (mut h_prev, mut w_prev, mut h_cur) = (h0, 0u32, h0);
-    for k in 0..=params.p {
-        let pass = Pass::new(k, params.p, h_prev, w_prev, h_cur);
-        let votes: u64 = if parallel {
-            groups.par_iter_mut().map(|gr| gr.pass(params, pass)).sum()
-        } else {
-            groups.iter_mut().map(|gr| gr.pass(params, pass)).sum()
-        };
-        if k < params.p {
-            ones.push(votes);
-            w_prev = winning_side(votes, params.n);
-            h_prev = h_cur;
-            h_cur = next_history(h_cur, w_prev, mask);
-        }
-    }
-    let outcome = Outcome { h0, ones };
+    let mut game = CpuGame::build(params, seed, trial, parallel, trace);
+    game.run_to(params.p + 1);
+    let outcome = game.outcome();
     if !trace {
         return Ok((outcome, None));
     }
     let n = params.n;
-    let mut tables = vec![0u32; (n * (params.s * params.words) as u64) as usize];
+    let tables = game.device_tables();
     let mut used = vec![0u8; (n * params.p as u64) as usize];
-    let mut draws = Vec::with_capacity(groups.len());
-    for gr in groups {
+    let mut draws = Vec::with_capacity(game.groups.len());
+    for gr in game.groups {
         for j in 0..gr.len {
             let a = params.agent(gr.g, j);
-            for k in 0..params.s {
-                for w in 0..params.words {
-                    let local = ((j * params.s as u64 + k as u64) * params.words as u64 + w as u64) as usize;
-                    tables[params.table_index(a, k, w) as usize] = gr.tables[local];
-                }
-            }
             for t in 0..params.p as u64 {
                 used[(t * n + a) as usize] = gr.rec.used[(t * gr.len + j) as usize];
             }
@@ -386,6 +326,214 @@ fn play_inner(
         draws,
     };
     Ok((outcome, Some(trace)))
+}
+
+/// One game on the CPU played pass by pass, so it can stop between passes and export its state
+/// ([`CpuGame::state`]) or start from one ([`CpuGame::resume`]). Groups run on rayon's current
+/// pool (`parallel`) or on this thread; the bits are the same.
+pub struct CpuGame {
+    params: MgParams,
+    seed: u32,
+    trial: u64,
+    h0: u32,
+    groups: Vec<Group>,
+    ones: Vec<u64>,
+    next: u32,
+    parallel: bool,
+}
+
+impl CpuGame {
+    /// Trial `trial` of `seed`, its tables built (pass 0 next). Errors: what [`validate`]
+    /// refuses; a game too large to index in host memory.
+    pub fn new(params: &MgParams, seed: u32, trial: u64, parallel: bool) -> Result<CpuGame> {
+        let params = &validate(params.n, params.m, params.s, params.p, params.groups)?;
+        check_host_size(params)?;
+        Ok(CpuGame::build(params, seed, trial, parallel, false))
+    }
+
+    fn build(params: &MgParams, seed: u32, trial: u64, parallel: bool, trace: bool) -> CpuGame {
+        let Setup { h0, h0_draw, states } = setup(params, seed, trial);
+        let mut groups: Vec<Group> = states
+            .into_iter()
+            .enumerate()
+            .map(|(g, rng)| {
+                let g = g as u64;
+                let len = params.group_len(g);
+                let per = (params.s * params.words) as usize;
+                let rec = if trace {
+                    let mut draws = vec![0u32; draws_of_group(params, g) as usize];
+                    if g == 0 {
+                        draws[0] = h0_draw;
+                    }
+                    GroupTrace { on: true, len, draws, used: vec![0u8; (len * params.p as u64) as usize] }
+                } else {
+                    GroupTrace::default()
+                };
+                Group {
+                    g,
+                    len,
+                    tables: vec![0u32; len as usize * per],
+                    scores: vec![0i32; len as usize * params.s as usize],
+                    prev: rng,
+                    cur: rng,
+                    rec,
+                }
+            })
+            .collect();
+        let build = |gr: &mut Group| {
+            let mut store = Store { s: params.s, words: params.words, tables: &mut gr.tables, scores: &mut gr.scores };
+            build_tables(params, gr.len, &mut store, &mut gr.cur, (gr.g == 0) as u64, &mut gr.rec);
+            gr.prev = gr.cur;
+        };
+        if parallel {
+            groups.par_iter_mut().for_each(build);
+        } else {
+            groups.iter_mut().for_each(build);
+        }
+        CpuGame { params: *params, seed, trial, h0, groups, ones: vec![0; params.p as usize], next: 0, parallel }
+    }
+
+    /// The game of `state` (checked against its parameters), ready for pass `state.next`.
+    pub fn resume(state: &GameState, parallel: bool) -> Result<CpuGame> {
+        let params = validate(state.params.n, state.params.m, state.params.s, state.params.p, state.params.groups)?;
+        check_host_size(&params)?;
+        state.check()?;
+        let (s, words) = (params.s, params.words);
+        let groups = (0..params.groups)
+            .map(|g| {
+                let len = params.group_len(g);
+                let mut tables = vec![0u32; len as usize * (s * words) as usize];
+                let mut scores = vec![0i32; len as usize * s as usize];
+                for j in 0..len {
+                    let a = params.agent(g, j);
+                    for k in 0..s {
+                        for w in 0..words {
+                            tables[((j * s as u64 + k as u64) * words as u64 + w as u64) as usize] =
+                                state.tables[params.table_index(a, k, w) as usize];
+                        }
+                        scores[(j * s as u64 + k as u64) as usize] = state.scores[params.score_index(a, k) as usize];
+                    }
+                }
+                let (cur, prev) = state.generators(g);
+                Group { g, len, tables, scores, prev, cur, rec: GroupTrace::default() }
+            })
+            .collect();
+        Ok(CpuGame {
+            params,
+            seed: state.seed,
+            trial: state.trial,
+            h0: state.h0,
+            groups,
+            ones: state.ones.clone(),
+            next: state.next,
+            parallel,
+        })
+    }
+
+    /// The next pass (`p + 1`: the game is over).
+    pub fn next_pass(&self) -> u32 {
+        self.next
+    }
+
+    /// Whether every pass is done.
+    pub fn is_over(&self) -> bool {
+        self.next > self.params.p
+    }
+
+    /// Runs the next pass (settles step `next − 1`, votes in step `next`); nothing when over.
+    pub fn pass(&mut self) {
+        let params = self.params;
+        let k = self.next;
+        if k > params.p {
+            return;
+        }
+        let pass = if k == 0 {
+            Pass::new(0, params.p, self.h0, 0, self.h0)
+        } else {
+            let ones = &self.ones;
+            let h_prev = history_before(self.h0, k - 1, &params, |t| ones[t as usize]);
+            let w_prev = winning_side(ones[k as usize - 1], params.n);
+            Pass::new(k, params.p, h_prev, w_prev, next_history(h_prev, w_prev, params.history_mask()))
+        };
+        let votes: u64 = if self.parallel {
+            self.groups.par_iter_mut().map(|gr| gr.pass(&params, pass)).sum()
+        } else {
+            self.groups.iter_mut().map(|gr| gr.pass(&params, pass)).sum()
+        };
+        if k < params.p {
+            self.ones[k as usize] = votes;
+        }
+        self.next += 1;
+    }
+
+    /// Runs passes up to (not including) `end` (at most `p + 1`).
+    pub fn run_to(&mut self, end: u32) {
+        while self.next < end.min(self.params.p + 1) {
+            self.pass();
+        }
+    }
+
+    /// The initial history and the vote counts so far (all of them once over).
+    pub fn outcome(&self) -> Outcome {
+        Outcome { h0: self.h0, ones: self.ones.clone() }
+    }
+
+    fn device_tables(&self) -> Vec<u32> {
+        let params = &self.params;
+        let mut tables = vec![0u32; (params.n * (params.s * params.words) as u64) as usize];
+        for gr in &self.groups {
+            for j in 0..gr.len {
+                let a = params.agent(gr.g, j);
+                for k in 0..params.s {
+                    for w in 0..params.words {
+                        let local = ((j * params.s as u64 + k as u64) * params.words as u64 + w as u64) as usize;
+                        tables[params.table_index(a, k, w) as usize] = gr.tables[local];
+                    }
+                }
+            }
+        }
+        tables
+    }
+
+    /// The model-independent state between passes (a copy: the game goes on unchanged).
+    pub fn state(&self) -> GameState {
+        let params = &self.params;
+        let mut scores = vec![0i32; (params.n * params.s as u64) as usize];
+        let mut rng = Vec::with_capacity(4 * self.groups.len());
+        let mut rng_prev = Vec::with_capacity(4 * self.groups.len());
+        for gr in &self.groups {
+            for j in 0..gr.len {
+                let a = params.agent(gr.g, j);
+                for k in 0..params.s {
+                    scores[params.score_index(a, k) as usize] = gr.scores[(j * params.s as u64 + k as u64) as usize];
+                }
+            }
+            rng.extend_from_slice(&gr.cur.s);
+            rng_prev.extend_from_slice(&gr.prev.s);
+        }
+        normalize_s2(params, &mut scores);
+        GameState {
+            params: *params,
+            seed: self.seed,
+            trial: self.trial,
+            next: self.next,
+            h0: self.h0,
+            ones: self.ones.clone(),
+            tables: self.device_tables(),
+            scores,
+            rng,
+            rng_prev,
+        }
+    }
+}
+
+/// Refuses a game whose agents cannot be indexed in host memory.
+fn check_host_size(params: &MgParams) -> Result<()> {
+    let bytes_per_agent = params.s as u64 * (params.words as u64 + 1) * 4;
+    if params.n.checked_mul(bytes_per_agent).is_none_or(|b| b > isize::MAX as u64) {
+        return Err(Error::TooLarge { what: "agent count n for host memory", value: params.n, max: 0 });
+    }
+    Ok(())
 }
 
 /// Plays trials `first..first + trials` (each on one thread, trials in parallel with rayon)

@@ -8,7 +8,8 @@ use crate::gpu::Gpu;
 use crate::gpu::{download, upload};
 use crate::kernel::{Kernel, KernelArgs, Param};
 use crate::launch::{Dims, Grid1d, block_size};
-use crate::mg::cpu::{Outcome, Setup, Trace, draws_of_group, setups, validate};
+use crate::mg::cpu::{Outcome, Setup, Trace, draws_of_group, jump_table, setups, validate};
+use crate::mg::state::{GameState, normalize_s2, pack_s2, unpack_s2};
 use cust::device::DeviceAttribute;
 use cust::function::{BlockSize, FunctionAttribute};
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DevicePointer};
@@ -89,6 +90,10 @@ fn lean(params: &MgParams, trace: bool) -> bool {
 /// A distributed game's device state, ready to run (again: [`Mg::run_on_device`] resets it).
 pub struct Game {
     params: MgParams,
+    seed: u32,
+    trial: u64,
+    /// The next pass of the kernel-per-step model (`p + 1` after a whole run).
+    next: u32,
     setup: Setup,
     rng0: Vec<u32>,
     tables: DeviceBuffer<u32>,
@@ -104,6 +109,24 @@ impl Game {
     /// The game's parameters.
     pub fn params(&self) -> &MgParams {
         &self.params
+    }
+
+    /// The next pass (`0`: tables built or not yet; `p + 1`: over).
+    pub fn next_pass(&self) -> u32 {
+        self.next
+    }
+
+    fn buffers(&self) -> MgBuffers {
+        MgBuffers {
+            tables: self.tables.as_device_ptr().as_raw(),
+            scores: self.scores.as_device_ptr().as_raw(),
+            rng: self.rng.as_device_ptr().as_raw(),
+            rng_prev: self.rng_prev.as_device_ptr().as_raw(),
+            ones: self.ones.as_device_ptr().as_raw(),
+            trace_draws: self.trace.as_ref().map_or(0, |t| t.0.as_device_ptr().as_raw()),
+            trace_used: self.trace.as_ref().map_or(0, |t| t.1.as_device_ptr().as_raw()),
+            draw_stride: self.trace.as_ref().map_or(0, |t| t.2),
+        }
     }
 }
 
@@ -239,88 +262,186 @@ impl<'g> Mg<'g> {
             ones: alloc(params.p as u64)?,
             bar: alloc(2)?,
             params,
+            seed,
+            trial,
+            next: 0,
             setup,
             rng0,
             trace,
         })
     }
 
-    /// Resets `game` and enqueues the whole game in model `model` (checks the grid first).
-    pub fn run_on_device(&self, game: &mut Game, model: Distributed) -> Result<()> {
-        let params = game.params;
-        let grid = match model {
-            Distributed::KernelPerStep => {
-                // One thread per group, but no more blocks than the step kernel keeps resident
-                // (the kernels stride over groups): a launch is then one wave, no tail.
-                let mut grid = Grid1d::for_len(params.groups, self.block)?;
-                let step = if lean(&params, game.trace.is_some()) { &self.step_s2 } else { &self.step };
-                grid.blocks = grid.blocks.min(self.resident_blocks(step)?.max(1));
-                Dims::from(grid)
-            }
-            Distributed::GridSync { blocks } => {
-                let cap = self.grid_sync_capacity(&params, game.trace.is_some())?;
-                let want = blocks.unwrap_or(cap);
-                if want == 0 {
-                    return Err(Error::InvalidInput { what: "grid-sync blocks", why: "0 blocks".into() });
-                }
-                if want > cap {
-                    return Err(Error::TooLarge {
-                        what: "grid-sync blocks (more cannot all be resident at once, and the grid barrier would deadlock)",
-                        value: want as u64,
-                        max: cap as u64,
-                    });
-                }
-                Dims::from(Grid1d { blocks: want, threads: self.block })
-            }
-        };
-        let fast = lean(&params, game.trace.is_some());
-        match model {
-            Distributed::KernelPerStep => {
-                self.check_block(&self.init)?;
-                self.check_block(if fast { &self.step_s2 } else { &self.step })?;
-            }
-            Distributed::GridSync { .. } => {
-                self.check_block(if fast { &self.grid_sync_s2 } else { &self.grid_sync })?
-            }
-        }
+    /// The kernel-per-step grid of `game`: one thread per group, but no more blocks than the
+    /// step kernel keeps resident (the kernels stride over groups): a launch is one wave.
+    fn step_grid(&self, game: &Game) -> Result<Dims> {
+        let mut grid = Grid1d::for_len(game.params.groups, self.block)?;
+        let step = if lean(&game.params, game.trace.is_some()) { &self.step_s2 } else { &self.step };
+        grid.blocks = grid.blocks.min(self.resident_blocks(step)?.max(1));
+        Ok(Dims::from(grid))
+    }
+
+    /// Resets `game` to its start (generators at their first table draw, scores and votes zero).
+    fn reset(&self, game: &mut Game) -> Result<()> {
         game.rng.copy_from(&game.rng0[..]).map_err(cuda("cuMemcpyHtoD"))?;
         game.rng_prev.copy_from(&game.rng0[..]).map_err(cuda("cuMemcpyHtoD"))?;
         game.scores.set_32(0).map_err(cuda("cuMemsetD32"))?;
         game.ones.set_32(0).map_err(cuda("cuMemsetD32"))?;
         game.bar.set_32(0).map_err(cuda("cuMemsetD32"))?;
-        let b = MgBuffers {
-            tables: game.tables.as_device_ptr().as_raw(),
-            scores: game.scores.as_device_ptr().as_raw(),
-            rng: game.rng.as_device_ptr().as_raw(),
-            rng_prev: game.rng_prev.as_device_ptr().as_raw(),
-            ones: game.ones.as_device_ptr().as_raw(),
-            trace_draws: game.trace.as_ref().map_or(0, |t| t.0.as_device_ptr().as_raw()),
-            trace_used: game.trace.as_ref().map_or(0, |t| t.1.as_device_ptr().as_raw()),
-            draw_stride: game.trace.as_ref().map_or(0, |t| t.2),
+        game.next = 0;
+        Ok(())
+    }
+
+    /// Resets `game` and enqueues the whole game in model `model` (checks the grid first).
+    pub fn run_on_device(&self, game: &mut Game, model: Distributed) -> Result<()> {
+        let params = game.params;
+        let blocks = match model {
+            Distributed::KernelPerStep => {
+                self.begin_on_device(game)?;
+                return self.passes_on_device(game, params.p + 1);
+            }
+            Distributed::GridSync { blocks } => blocks,
         };
+        let cap = self.grid_sync_capacity(&params, game.trace.is_some())?;
+        let want = blocks.unwrap_or(cap);
+        if want == 0 {
+            return Err(Error::InvalidInput { what: "grid-sync blocks", why: "0 blocks".into() });
+        }
+        if want > cap {
+            return Err(Error::TooLarge {
+                what: "grid-sync blocks (more cannot all be resident at once, and the grid barrier would deadlock)",
+                value: want as u64,
+                max: cap as u64,
+            });
+        }
+        let grid = Dims::from(Grid1d { blocks: want, threads: self.block });
+        let fast = lean(&params, game.trace.is_some());
+        self.check_block(if fast { &self.grid_sync_s2 } else { &self.grid_sync })?;
+        self.reset(game)?;
+        let b = game.buffers();
         let h0 = game.setup.h0;
         let bar = game.bar.as_device_ptr();
-        let step = if fast { &self.step_s2 } else { &self.step };
         let sync = if fast { &self.grid_sync_s2 } else { &self.grid_sync };
-        let (params, b) = (Param(params), Param(b));
-        match model {
-            Distributed::KernelPerStep => {
-                // SAFETY: parameters mirror `(params: MgParams, b: MgBuffers)`; every buffer in
-                // `b` was allocated by `prepare` with the sizes MgBuffers documents for params.
-                unsafe { self.init.launch(self.gpu, grid, 0, (params, b))? };
-                for k in 0..=params.0.p {
-                    // SAFETY: parameters mirror `(params, b, k: u32, h0: u32)` of both step
-                    // kernels (the _s2 one only for s = 2, no trace); buffers as above; one stream.
-                    unsafe { step.launch(self.gpu, grid, 0, (params, b, k, h0))? };
-                }
-                Ok(())
-            }
-            Distributed::GridSync { .. } => {
-                // SAFETY: parameters mirror `(params, b, h0: u32, bar: *mut u32)` of both kernels
-                // (_s2: s = 2, no trace); bar is two zeroed u32; grid ≤ that kernel's capacity.
-                unsafe { sync.launch(self.gpu, grid, 0, (params, b, h0, bar)) }
-            }
+        // SAFETY: parameters mirror `(params, b, h0: u32, bar: *mut u32)` of both kernels
+        // (_s2: s = 2, no trace); every buffer in `b` was allocated by `prepare` with the sizes
+        // MgBuffers documents for params; bar is two zeroed u32; grid ≤ that kernel's capacity.
+        unsafe { sync.launch(self.gpu, grid, 0, (Param(params), Param(b), h0, bar))? };
+        game.next = params.p + 1;
+        Ok(())
+    }
+
+    /// The kernel-per-step model's start: resets `game` and enqueues the table build (pass 0
+    /// next). Continue with [`Mg::passes_on_device`].
+    pub fn begin_on_device(&self, game: &mut Game) -> Result<()> {
+        let grid = self.step_grid(game)?;
+        self.check_block(&self.init)?;
+        self.reset(game)?;
+        let b = game.buffers();
+        // SAFETY: parameters mirror `(params: MgParams, b: MgBuffers)`; every buffer in `b` was
+        // allocated by `prepare` with the sizes MgBuffers documents for params.
+        unsafe { self.init.launch(self.gpu, grid, 0, (Param(game.params), Param(b))) }
+    }
+
+    /// Enqueues the kernel-per-step passes from `game`'s next pass up to (not including) `end`
+    /// (at most `p + 1`, the end of the game); the game can stop between any two and export its
+    /// state ([`Mg::export_state`]).
+    pub fn passes_on_device(&self, game: &mut Game, end: u32) -> Result<()> {
+        let params = game.params;
+        let end = end.min(params.p + 1);
+        if game.next >= end {
+            return Ok(());
         }
+        let grid = self.step_grid(game)?;
+        let fast = lean(&params, game.trace.is_some());
+        let step = if fast { &self.step_s2 } else { &self.step };
+        self.check_block(step)?;
+        let b = game.buffers();
+        let h0 = game.setup.h0;
+        for k in game.next..end {
+            // SAFETY: parameters mirror `(params, b, k: u32, h0: u32)` of both step kernels (the
+            // _s2 one only for s = 2, no trace); buffers as in `begin_on_device`, holding the
+            // state after passes 0..k (one stream, launches in order).
+            unsafe { step.launch(self.gpu, grid, 0, (Param(params), Param(b), k, h0))? };
+            game.next = k + 1;
+        }
+        Ok(())
+    }
+
+    /// The model-independent state of `game` between passes (waits for the device): tables,
+    /// scores, generators and votes downloaded; for the lean `s = 2` kernels the agent states
+    /// are unpacked and the previous generators derived ([`unpack_s2`]).
+    pub fn export_state(&self, game: &Game) -> Result<GameState> {
+        self.gpu.synchronize()?;
+        let params = game.params;
+        let n = params.n as usize;
+        let mut tables = download(&game.tables)?;
+        tables.truncate(n * (params.s * params.words) as usize);
+        let mut ones = download(&game.ones)?;
+        ones.truncate(params.p as usize);
+        let rng = download(&game.rng)?;
+        let words = download(&game.scores)?;
+        if lean(&params, game.trace.is_some()) {
+            // The i16 states sit in the first 2n bytes of the scores buffer (little-endian).
+            let packed: Vec<i16> = (0..n)
+                .map(|a| {
+                    let w = words[a / 2] as u32;
+                    (if a % 2 == 0 { w & 0xffff } else { w >> 16 }) as u16 as i16
+                })
+                .collect();
+            let (seed, trial, next, h0) = (game.seed, game.trial, game.next, game.setup.h0);
+            return Ok(unpack_s2(&params, seed, trial, next, h0, &packed, tables, rng, ones, jump_table()));
+        }
+        let mut scores = words;
+        scores.truncate(n * params.s as usize);
+        normalize_s2(&params, &mut scores);
+        let rng_prev = download(&game.rng_prev)?;
+        Ok(GameState {
+            params,
+            seed: game.seed,
+            trial: game.trial,
+            next: game.next,
+            h0: game.setup.h0,
+            ones,
+            tables,
+            scores,
+            rng,
+            rng_prev,
+        })
+    }
+
+    /// A game of the kernel-per-step model that continues from `state` (exported by any model:
+    /// the CPU twins or this one) at pass `state.next`; checks the state against its parameters,
+    /// seed and trial, and the device memory, before allocating.
+    pub fn prepare_from(&self, state: &GameState) -> Result<Game> {
+        state.check()?;
+        let mut game = self.prepare(&state.params, state.seed, state.trial, false)?;
+        if game.setup.h0 != state.h0 {
+            return Err(Error::InvalidInput {
+                what: "Minority Game state",
+                why: format!(
+                    "initial history {} but seed {} and trial {} give {}",
+                    state.h0, state.seed, state.trial, game.setup.h0
+                ),
+            });
+        }
+        game.tables.copy_from(&state.tables[..]).map_err(cuda("cuMemcpyHtoD"))?;
+        if lean(&game.params, false) {
+            let packed = pack_s2(state);
+            let words: Vec<i32> = (0..state.scores.len())
+                .map(|i| {
+                    let half = |a: usize| packed.get(a).map_or(0, |&x| x as u16 as u32);
+                    (half(2 * i) | (half(2 * i + 1) << 16)) as i32
+                })
+                .collect();
+            game.scores.copy_from(&words[..]).map_err(cuda("cuMemcpyHtoD"))?;
+        } else {
+            game.scores.copy_from(&state.scores[..]).map_err(cuda("cuMemcpyHtoD"))?;
+        }
+        game.rng.copy_from(&state.rng[..]).map_err(cuda("cuMemcpyHtoD"))?;
+        game.rng_prev.copy_from(&state.rng_prev[..]).map_err(cuda("cuMemcpyHtoD"))?;
+        game.ones.copy_from(&state.ones[..]).map_err(cuda("cuMemcpyHtoD"))?;
+        game.bar.set_32(0).map_err(cuda("cuMemsetD32"))?;
+        game.next = state.next;
+        Ok(game)
     }
 
     /// The outcome of the last run of `game` (waits for it).

@@ -6,16 +6,20 @@
 mod cpu;
 #[cfg(feature = "gpu")]
 mod gpu;
+mod resume;
+mod state;
 
 pub use cpu::{
-    JumpTable, MAX_P, Outcome, Setup, Trace, draws_of_group, mean_winner_ratio, play, setup, setups, trial_end,
-    validate, winner_ratio,
+    CpuGame, JumpTable, MAX_P, Outcome, Setup, Trace, draws_of_group, mean_winner_ratio, play, setup, setups,
+    trial_end, validate, winner_ratio,
 };
 #[cfg(feature = "gpu")]
 pub use gpu::{
     DEFAULT_BLOCK, Distributed, Game, MAX_TRACE_BYTES, Mg, StandaloneRun, bytes_per_agent, game_bytes, trace_bytes,
 };
 pub use lockstep_shared::mg::MgParams;
+pub use resume::{Ended, Engine, Schedule, run_resumable};
+pub use state::{FAMILY, GameState, RunState, identity, normalize_s2, pack_s2, unpack_s2};
 
 use crate::{Backend, Error, Result};
 

@@ -186,11 +186,31 @@ pub mod init {
         }
     }
 
-    /// Parses initial conditions: one body per line, `x,y,z,vx,vy,vz,m` (commas or
-    /// whitespace); blank lines and lines starting with `#` are skipped, and so is a first
-    /// line that is not numeric (a header). Errors name the line (1-based) and say why.
+    /// Whether the first line of an initial-conditions file is a header.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Header {
+        /// The first line (not blank, not a `#` comment) is a header: skipped unread.
+        Yes,
+        /// No header: every line is a body.
+        No,
+        /// A header only when its first line holds no number in any field (`x,y,z,…`); a first
+        /// line with a number and a typo is an error, never a body dropped as a "header".
+        Auto,
+    }
+
+    /// [`from_csv_with`] and [`Header::Auto`].
     pub fn from_csv(text: &str) -> Result<System<f64>> {
+        from_csv_with(text, Header::Auto)
+    }
+
+    /// Parses initial conditions: one body per line, `x,y,z,vx,vy,vz,m` (commas or
+    /// whitespace); blank lines and lines starting with `#` are skipped, a UTF-8 byte-order mark
+    /// (Excel's "CSV UTF-8") is ignored, and the first line is a header as `header` says.
+    /// Errors name the line (1-based) and say why.
+    pub fn from_csv_with(text: &str, header: Header) -> Result<System<f64>> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let mut bodies = Vec::new();
+        let mut first = true;
         for (k, line) in text.lines().enumerate() {
             let t = line.trim();
             if t.is_empty() || t.starts_with('#') {
@@ -198,6 +218,15 @@ pub mod init {
             }
             let fields: Vec<&str> =
                 t.split(|c: char| c == ',' || c.is_whitespace()).filter(|f| !f.is_empty()).collect();
+            let is_first = std::mem::replace(&mut first, false);
+            if is_first {
+                let numberless = fields.iter().all(|f| f.parse::<f64>().is_err());
+                match header {
+                    Header::Yes => continue,
+                    Header::Auto if numberless => continue,
+                    _ => {}
+                }
+            }
             let parsed: std::result::Result<Vec<f64>, _> = fields.iter().map(|f| f.parse::<f64>()).collect();
             let bad = |why: String| Error::InvalidInput {
                 what: "initial-condition file",
@@ -205,10 +234,10 @@ pub mod init {
             };
             let vals = match parsed {
                 Ok(v) => v,
-                Err(_) if bodies.is_empty() && k == 0 => continue, // header
                 Err(e) => {
                     let f = fields.iter().find(|f| f.parse::<f64>().is_err()).unwrap_or(&"");
-                    return Err(bad(format!("`{f}` is not a number ({e})")));
+                    let hint = if is_first { " (a header line has no number in it; or give --header)" } else { "" };
+                    return Err(bad(format!("`{f}` is not a number ({e}){hint}")));
                 }
             };
             if vals.len() != 7 {

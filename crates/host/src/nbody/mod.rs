@@ -3,15 +3,19 @@
 //! `sqrt` and `/`, the pair sum in increasing `j`); fast mode (FMA, `rsqrt.approx`) runs on the
 //! GPU only and is checked against the exact result within a stated tolerance.
 
+mod checkpoint;
 mod cpu;
 #[cfg(feature = "gpu")]
 mod gpu;
 mod problem;
+mod resume;
 
+pub use checkpoint::{Checkpoint, FAMILY, Recording, identity};
 pub use cpu::{energy, init, momentum, run_par, run_seq, step_par, step_seq};
 #[cfg(feature = "gpu")]
 pub use gpu::{DEFAULT_BLOCK, DeviceSystem, Nbody, device_bytes, ensure_fits};
 pub use problem::{MAX_BODIES, Method, Mode, NbodyFloat, Params, System, validate, validate_params};
+pub use resume::{Ended, Segments, run_resumable};
 
 use crate::{Backend, Error, Result};
 

@@ -95,7 +95,16 @@ use crate::backend::NoKernels as Select;
 /// The float types with N-body kernels.
 #[allow(private_bounds)] // sealed: `Select` picks the GPU kernels of each type
 pub trait NbodyFloat:
-    Real + crate::DeviceValue + Select + Default + std::fmt::Debug + std::fmt::Display + Send + Sync + 'static
+    Real
+    + crate::DeviceValue
+    + crate::checkpoint::Value
+    + Select
+    + Default
+    + std::fmt::Debug
+    + std::fmt::Display
+    + Send
+    + Sync
+    + 'static
 {
     /// `"f32"` or `"f64"`.
     const NAME: &'static str;

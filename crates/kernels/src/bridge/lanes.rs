@@ -144,6 +144,11 @@ macro_rules! f32_lanes {
                 $name::splat(<f32 as Real>::normal_from_bits(w))
             }
             #[inline(always)]
+            fn box_muller(w0: u32, w1: u32) -> ($name, $name) {
+                let (c, s) = <f32 as Real>::box_muller(w0, w1);
+                ($name::splat(c), $name::splat(s))
+            }
+            #[inline(always)]
             fn fma(self, b: $name, c: $name) -> $name {
                 $name($(self.$i.fma(b.$i, c.$i)),+)
             }

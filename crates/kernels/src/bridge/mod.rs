@@ -56,6 +56,7 @@ mod philox;
 mod general;
 mod bodies;
 mod entries;
+mod boxmuller;
 
 use bodies::*;
 use fast::*;

@@ -159,9 +159,15 @@ pub fn ln_f32(y: f32) -> f32 {
     let bits = y.to_bits();
     let k = (bits.wrapping_sub(0x3f35_04f3) as i32) >> 23;
     let f = f32::from_bits(bits.wrapping_sub((k as u32) << 23));
-    let t = f - 1.0;
+    ln_f32_parts(k as f32, f - 1.0)
+}
+
+/// `k·ln 2 + ln(1 + t)` for `t ∈ [√½ − 1, √2 − 1)`: the core of [`ln_f32`] (`y = 2^k·(1 + t)`),
+/// for callers that have `1 + t` without rounding it (the Box–Muller radius near `u = 1`).
+#[inline(always)]
+pub fn ln_f32_parts(k: f32, t: f32) -> f32 {
     let r = horner_f32(&LN_F32_R, t - LN_F32_C);
-    crate::fmath::f32::mul_add(k as f32, core::f32::consts::LN_2, crate::fmath::f32::mul_add(t * t, r, t))
+    crate::fmath::f32::mul_add(k, core::f32::consts::LN_2, crate::fmath::f32::mul_add(t * t, r, t))
 }
 
 /// `ln y` for a positive normal f64 `y` (the f64 generator's `4u(1 − u)`): [`ln_f32`]'s method
@@ -181,6 +187,12 @@ pub fn ln_f64(y: f64) -> f64 {
     let k = k as f64;
     mul_add(k, LN2_HI, mul_add(k, LN2_LO, mul_add(t * t, r, t)))
 }
+
+/// The `mul_add`s in one inlined [`ln_f64`] (its polynomial and three more).
+pub const FMA_PER_LN_F64: usize = LN_F64_R.len() - 1 + 3;
+
+/// The `mul_add`s in one inlined [`ln_f32`] (its polynomial and two more).
+pub const FMA_PER_LN_F32: usize = LN_F32_R.len() - 1 + 2;
 
 /// The `mul_add`s (PTX `fma.rn.f64`) in one inlined copy of [`normal_from_bits`]: both Horner
 /// polynomials (one per coefficient after the first) and [`ln_f64`]'s (its polynomial and three

@@ -15,6 +15,9 @@ pub trait Real:
     fn from_f64(x: f64) -> Self;
     /// The standard normal of a 32-bit generator word in this precision (see [`normal`]).
     fn normal_from_bits(w: u32) -> Self;
+    /// The Box–Muller pair `(r·cos θ, r·sin θ)` of two generator words in this precision (see
+    /// [`super::boxmuller`]).
+    fn box_muller(w0: u32, w1: u32) -> (Self, Self);
     /// `self·b + c` with one rounding (`fma.rn` on the GPU, `fma` on the CPU: correctly rounded on
     /// both, so the same bits).
     fn fma(self, b: Self, c: Self) -> Self;
@@ -74,6 +77,10 @@ impl Real for f32 {
         normal::normal_f32_from_bits(w)
     }
     #[inline(always)]
+    fn box_muller(w0: u32, w1: u32) -> (f32, f32) {
+        super::boxmuller::pair_f32(w0, w1)
+    }
+    #[inline(always)]
     fn fma(self, b: f32, c: f32) -> f32 {
         crate::fmath::f32::mul_add(self, b, c)
     }
@@ -101,6 +108,10 @@ impl Real for f64 {
     #[inline(always)]
     fn normal_from_bits(w: u32) -> f64 {
         normal::normal_from_bits(w)
+    }
+    #[inline(always)]
+    fn box_muller(w0: u32, w1: u32) -> (f64, f64) {
+        super::boxmuller::pair_f64(w0, w1)
     }
     #[inline(always)]
     fn fma(self, b: f64, c: f64) -> f64 {

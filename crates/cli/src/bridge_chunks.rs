@@ -1,0 +1,178 @@
+//! `lockstep bridge` in chunks of paths (issue #25): runs larger than memory, streamed to the
+//! `.npy` as they are made.
+//!
+//! Paths `first..first + count` of a run are [`lockstep::bridge::generate_range`]: the bits the
+//! one-shot run gives them, on the CPU or the GPU. The `.npy` keeps the one-shot layout
+//! (`[step][dim][path]`, paths fastest), so a chunk is one slab of `count` values per row, each
+//! written at its own offset ([`Slabs::write_at`]): the file's bytes are the one-shot file's
+//! whatever the chunk size. While a writer thread checks a chunk (every value finite) and writes
+//! it, the next chunk is generated; at most two chunks are in memory (three with `--plot`, which
+//! keeps the first). A non-finite value, a full disk or an interrupt stops the run with nothing
+//! at the target path (the file is `<out>.partial` until complete).
+
+use crate::common::Progress;
+use crate::npy::{Element, Slabs};
+use anyhow::{Result, anyhow, bail};
+use lockstep::bridge::{self, Output, Plan, Precision, Source};
+use lockstep::{Backend, Gpu};
+use rayon::prelude::*;
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::sync_channel;
+use std::time::Instant;
+
+/// Output bytes per chunk unless memory is scarcer (or `--chunk-paths` says otherwise): large
+/// enough that each row's slab is a long sequential write, small enough to overlap generation
+/// and writing.
+pub const CHUNK_BYTES: u64 = 512 << 20;
+
+/// Paths per chunk for `per_path` bytes of output per path within `budget` bytes of output per
+/// chunk: at least 1, at most `paths`.
+pub fn chunk_paths(per_path: u64, budget: u64, paths: usize) -> usize {
+    usize::try_from(budget / per_path.max(1)).unwrap_or(usize::MAX).clamp(1, paths.max(1))
+}
+
+/// One run in chunks.
+pub struct Job<'a, T> {
+    /// The plan.
+    pub plan: &'a Plan,
+    /// The normals; a buffer holds the whole run's, `[row][path]`.
+    pub source: Source<'a, T>,
+    /// Paths of the whole run.
+    pub paths: usize,
+    /// Paths per chunk.
+    pub chunk: usize,
+    /// Paths or increments.
+    pub output: Output,
+    /// The GPU, or `None` for the CPU.
+    pub gpu: Option<&'a Gpu>,
+}
+
+/// What a run in chunks leaves besides its file.
+pub struct Done<T> {
+    /// The first chunk (`[row][first_paths]`), when asked for (the plot); else empty.
+    pub first: Vec<T>,
+    /// Paths in `first`.
+    pub first_paths: usize,
+    /// Chunks made.
+    pub chunks: usize,
+    /// Seconds spent generating (including the GPU's transfers).
+    pub generate_secs: f64,
+    /// Seconds the writer spent writing (besides waiting for chunks).
+    pub write_secs: f64,
+}
+
+/// The columns `first..first + count` of a `[row][paths]` array.
+fn columns<T: Copy>(z: &[T], paths: usize, first: usize, count: usize) -> Vec<T> {
+    z.chunks(paths).flat_map(|row| row[first..first + count].iter().copied()).collect()
+}
+
+/// Paths `first..first + count` on the job's device, `[row][count]`.
+fn generate<T: Precision>(job: &Job<'_, T>, first: usize, count: usize, bar: &Progress) -> Result<Vec<T>> {
+    let z;
+    let source = match job.source {
+        Source::Buffer(all) => {
+            z = columns(all, job.paths, first, count);
+            Source::Buffer(&z[..])
+        }
+        s => s,
+    };
+    Ok(match job.gpu {
+        Some(g) => bridge::generate_range(Backend::Gpu(g), job.plan, source, first as u64, count, job.output)?,
+        None => {
+            let never = AtomicBool::new(false);
+            let progress = |done: usize, _| bar.set((first + done) as u64);
+            bridge::generate_range_par_stoppable(job.plan, source, first as u64, count, job.output, progress, &never)?
+                .unwrap_or_default()
+        }
+    })
+}
+
+/// Refuses a chunk with a non-finite value, naming its paths.
+fn check_finite<T: Precision + Into<f64>>(data: &[T], first: usize, count: usize) -> Result<()> {
+    let bad = data.par_iter().filter(|v| !Into::<f64>::into(**v).is_finite()).count();
+    if bad > 0 {
+        bail!(
+            "{bad} of the {} values of paths {first}..{} are not finite in {}; nothing written (lower --t-end or the \
+             --cov/--start values, or use --precision f64)",
+            data.len(),
+            first + count,
+            T::NAME
+        );
+    }
+    Ok(())
+}
+
+/// Runs `job` chunk by chunk, each checked finite and written into `out` (when given) by a
+/// writer thread while the next is generated; keeps the first chunk when `keep_first`. The
+/// first error (generation, a non-finite value, writing) ends the run.
+pub fn run<T: Precision + Into<f64> + Element>(
+    job: &Job<'_, T>,
+    mut out: Option<&mut Slabs<T>>,
+    keep_first: bool,
+    bar: &Progress,
+) -> Result<Done<T>> {
+    let (paths, chunk, rows) = (job.paths, job.chunk.max(1), job.plan.rows());
+    let chunks = paths.div_ceil(chunk);
+    let mut generate_secs = 0.0;
+    let (tx, rx) = sync_channel::<(usize, Vec<T>)>(0);
+    let written = std::thread::scope(|s| -> Result<(Vec<T>, usize, f64)> {
+        let writer = s.spawn(move || -> Result<(Vec<T>, usize, f64)> {
+            let (mut first_chunk, mut first_paths, mut secs) = (Vec::new(), 0, 0.0);
+            for (first, data) in rx {
+                let count = data.len() / rows.max(1);
+                check_finite(&data, first, count)?;
+                let t = Instant::now();
+                if let Some(out) = out.as_deref_mut() {
+                    for r in 0..rows {
+                        out.write_at((r * paths + first) as u64, &data[r * count..(r + 1) * count])?;
+                    }
+                }
+                secs += t.elapsed().as_secs_f64();
+                if keep_first && first == 0 {
+                    (first_chunk, first_paths) = (data, count);
+                }
+            }
+            Ok((first_chunk, first_paths, secs))
+        });
+        let mut failed = None;
+        for k in 0..chunks {
+            let first = k * chunk;
+            let count = chunk.min(paths - first);
+            let t = Instant::now();
+            match generate(job, first, count, bar) {
+                Ok(data) => {
+                    generate_secs += t.elapsed().as_secs_f64();
+                    bar.set((first + count) as u64);
+                    if tx.send((first, data)).is_err() {
+                        break; // the writer stopped: its error says why
+                    }
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        drop(tx);
+        let written = writer.join().map_err(|_| anyhow!("the writer thread panicked"))?;
+        match failed {
+            Some(e) => Err(e),
+            None => written,
+        }
+    })?;
+    let (first, first_paths, write_secs) = written;
+    Ok(Done { first, first_paths, chunks, generate_secs, write_secs })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_fit_the_budget_and_the_run() {
+        assert_eq!(chunk_paths(65 * 4, CHUNK_BYTES, 10), 10);
+        assert_eq!(chunk_paths(65 * 4, 65 * 4 * 1000, 1_000_000_000), 1000);
+        assert_eq!(chunk_paths(8 << 20, 1, 5), 1, "at least one path");
+        assert_eq!(chunk_paths(0, 100, 5), 5);
+    }
+}

@@ -1,0 +1,254 @@
+//! Box–Muller normals from Philox words, bit-identical on the GPU and the CPU: a pair of 32-bit
+//! words `(w0, w1)` gives the pair `(r·cos θ, r·sin θ)` with `r = √(−2 ln u)` and `θ = 2π·w1/2^32`.
+//!
+//! Only correctly rounded operations (`+ − ×`, `mul_add`, `sqrt`) and exact bit manipulations,
+//! so both targets produce the same bits:
+//!
+//! - **u** from `w0`: `u = (w0 + 1/2)·2^−32` in f64 (exact); in f32 `u = fma(f32(w0), 2^−32,
+//!   2^−33)` below `√½`, and above it `1 − v` with `v` formed the same way from `!w0` and never
+//!   rounded into `u` (so the smallest radii keep their relative accuracy). The radius reaches
+//!   `√(66 ln 2) ≈ 6.77` in both precisions (one 32-bit word per uniform, as the Φ⁻¹
+//!   generators).
+//! - **ln u** by [`super::normal::ln_f64`] and [`super::normal::ln_f32_parts`] (branch- and
+//!   division-free, about 4e−17 and 2e−8 absolute), `r` by the correctly rounded `sqrt`.
+//! - **θ, exactly reduced**: the quadrant is the top two bits of `w1`; inside it the fraction
+//!   `g = (w1 mod 2^30)·2^−30` of a right angle is folded to `[0, 1/2]` with its complement
+//!   `2^30 − (w1 mod 2^30)` taken on the integer (exact), so `sin(g·π/2)` and `cos(g·π/2)` are
+//!   polynomials on `g ∈ [0, 1/2]` (angles up to π/4): `g·S(g²)` and `C(g²)` with the Taylor
+//!   coefficients of `sin`/`cos` at `π/2·g`, rounded from 50 digits (mpmath), truncated where the
+//!   next term is below 1e−19 (f64: 9 and 10 terms) or 2e−9 (f32: 5 and 6 terms). The quadrant
+//!   then swaps and negates exactly.
+//!
+//! Accuracy against a 50-digit evaluation of the same map (`tests/boxmuller_reference.rs`,
+//! `tests/data/boxmuller_mp.txt`) is stated there in ulps of the result.
+
+use crate::fmath;
+
+/// `sin(g·π/2)/g` as a polynomial in `g²` (f64).
+const S64: [f64; 9] = [
+    core::f64::consts::FRAC_PI_2,
+    -0.6459640975062463,
+    0.07969262624616705,
+    -0.004681754135318688,
+    0.00016044118478735983,
+    -3.598843235212085e-06,
+    5.692172921967927e-08,
+    -6.688035109811468e-10,
+    6.0669357311061955e-12,
+];
+/// `cos(g·π/2)` as a polynomial in `g²` (f64).
+const C64: [f64; 10] = [
+    1.0,
+    -1.2337005501361697,
+    0.25366950790104803,
+    -0.02086348076335296,
+    0.0009192602748394266,
+    -2.5202042373060607e-05,
+    4.710874778818172e-07,
+    -6.386603083791852e-09,
+    6.565963114979473e-11,
+    -5.294400200734623e-13,
+];
+/// `sin(g·π/2)/g` as a polynomial in `g²` (f32).
+const S32: [f32; 5] = [core::f32::consts::FRAC_PI_2, -0.6459641, 0.079692624, -0.004681754, 0.00016044118];
+/// `cos(g·π/2)` as a polynomial in `g²` (f32).
+const C32: [f32; 6] = [1.0, -1.2337005, 0.2536695, -0.02086348, 0.00091926026, -2.5202042e-5];
+
+/// The angle word split exactly: quadrant (0..4), the folded fraction's integer numerator
+/// `n ≤ 2^29` (`g = n·2^−30`), and whether the fraction was folded (`sin` and `cos` swap).
+#[inline(always)]
+pub fn reduce_angle(w1: u32) -> (u32, u32, bool) {
+    let q = w1 >> 30;
+    let n = w1 & ((1 << 30) - 1);
+    if n > 1 << 29 { (q, (1 << 30) - n, true) } else { (q, n, false) }
+}
+
+/// `(cos, sin)` of the full angle from `(cos, sin)` of the folded fraction, by selects and sign
+/// flips only (a `match` on the quadrant became an indirect branch, `BRX`, on the GPU): the two
+/// swap when exactly one of "folded" and "odd quadrant" holds; quadrants 1 and 2 negate the
+/// cosine, 2 and 3 the sine (exact).
+#[inline(always)]
+fn place<T: Copy + core::ops::Neg<Output = T>>(q: u32, folded: bool, c: T, s: T) -> (T, T) {
+    let (c, s) = if folded ^ (q & 1 != 0) { (s, c) } else { (c, s) };
+    let c = if (q ^ (q >> 1)) & 1 != 0 { -c } else { c };
+    let s = if q & 2 != 0 { -s } else { s };
+    (c, s)
+}
+
+/// The Box–Muller pair of `(w0, w1)` in f64: `(r·cos θ, r·sin θ)`.
+#[inline(always)]
+pub fn pair_f64(w0: u32, w1: u32) -> (f64, f64) {
+    use fmath::f64::{mul_add, sqrt};
+    let u = (w0 as f64 + 0.5) * (1.0 / 4_294_967_296.0);
+    let r = sqrt(-2.0 * super::normal::ln_f64(u));
+    let (q, n, folded) = reduce_angle(w1);
+    let g = n as f64 * (1.0 / 1_073_741_824.0);
+    let g2 = g * g;
+    let mut s = S64[8];
+    let mut i = 8;
+    while i > 0 {
+        i -= 1;
+        s = mul_add(s, g2, S64[i]);
+    }
+    let mut c = C64[9];
+    let mut i = 9;
+    while i > 0 {
+        i -= 1;
+        c = mul_add(c, g2, C64[i]);
+    }
+    let (c, s) = place(q, folded, c, s * g);
+    (r * c, r * s)
+}
+
+/// First word of the upper uniforms, `u = (w0 + 1/2)·2^−32 ≥ √½`: from here `ln u` is taken as
+/// `ln(1 − v)` with `v = 1 − u` formed from `!w0` (rounding `u` itself to f32 would lose `v`).
+const UPPER_W0: u32 = 0xb504_f334;
+
+/// `ln u` for `u = (w0 + 1/2)·2^−32` in f32, branch-free: below [`UPPER_W0`], `u` rounded once
+/// (`fma(f32(w0), 2^−32, 2^−33)`) and split as [`super::normal::ln_f32`] does; from there,
+/// `ln(1 − v)` with `v = fma(f32(!w0), 2^−32, 2^−33)`, so the radius keeps its relative accuracy
+/// as `u → 1` (the smallest radii).
+#[inline(always)]
+fn ln_u_f32(w0: u32) -> f32 {
+    use fmath::f32::mul_add;
+    let upper = w0 >= UPPER_W0;
+    let y = mul_add(w0 as f32, 1.0 / 4_294_967_296.0, 1.0 / 8_589_934_592.0);
+    let bits = y.to_bits();
+    let k = (bits.wrapping_sub(0x3f35_04f3) as i32) >> 23;
+    let t_low = f32::from_bits(bits.wrapping_sub((k as u32) << 23)) - 1.0;
+    let v = mul_add(!w0 as f32, 1.0 / 4_294_967_296.0, 1.0 / 8_589_934_592.0);
+    // a select on the bits (a plain `if` became a divergent branch on the GPU)
+    let mask = 0u32.wrapping_sub(upper as u32);
+    let k = f32::from_bits((k as f32).to_bits() & !mask);
+    let t = f32::from_bits(((-v).to_bits() & mask) | (t_low.to_bits() & !mask));
+    super::normal::ln_f32_parts(k, t)
+}
+
+/// The Box–Muller pair of `(w0, w1)` in f32: `(r·cos θ, r·sin θ)` (its own arithmetic, not the
+/// f64 pair rounded).
+#[inline(always)]
+pub fn pair_f32(w0: u32, w1: u32) -> (f32, f32) {
+    use fmath::f32::{mul_add, sqrt};
+    let r = sqrt(-2.0 * ln_u_f32(w0));
+    let (q, n, folded) = reduce_angle(w1);
+    let g = n as f32 * (1.0 / 1_073_741_824.0);
+    let g2 = g * g;
+    let mut s = S32[4];
+    let mut i = 4;
+    while i > 0 {
+        i -= 1;
+        s = mul_add(s, g2, S32[i]);
+    }
+    let mut c = C32[5];
+    let mut i = 5;
+    while i > 0 {
+        i -= 1;
+        c = mul_add(c, g2, C32[i]);
+    }
+    let (c, s) = place(q, folded, c, s * g);
+    (r * c, r * s)
+}
+
+/// The `mul_add`s in one inlined [`pair_f64`] (its two polynomials and its `ln`'s), for the
+/// census rule in `tests/tidy.rs`.
+pub const FMA_PER_PAIR_F64: usize = S64.len() - 1 + C64.len() - 1 + super::normal::FMA_PER_LN_F64;
+
+/// The `mul_add`s in one inlined [`pair_f32`] (the uniform's two, two polynomials, its `ln`'s).
+pub const FMA_PER_PAIR_F32: usize = 2 + S32.len() - 1 + C32.len() - 1 + super::normal::FMA_PER_LN_F32;
+
+/// Row `row`'s normal of the Box–Muller stream of one path: word block `row / 4` of the path's
+/// Philox stream (the same blocks as the Φ⁻¹ stream) gives rows `4b, 4b + 1` from the pair of its
+/// words 0 and 1, rows `4b + 2, 4b + 3` from words 2 and 3 (cos first, then sin).
+#[inline(always)]
+pub fn normal_of_block<T: super::Real>(block: [u32; 4], row: u32) -> T {
+    let (a, b) = if row & 2 == 0 { (block[0], block[1]) } else { (block[2], block[3]) };
+    let (c, s) = T::box_muller(a, b);
+    if row & 1 == 0 { c } else { s }
+}
+
+/// Box–Muller normals of one path, caching the last Philox block (as
+/// [`super::philox::PhiloxNormals`]).
+pub struct PhiloxBoxMuller {
+    key: [u32; 2],
+    path: u64,
+    block: u32,
+    words: [u32; 4],
+}
+
+impl PhiloxBoxMuller {
+    /// The stream of path `path` under `seed`.
+    #[inline(always)]
+    pub fn new(seed: u64, path: u64) -> Self {
+        let key = super::philox::key(seed);
+        PhiloxBoxMuller {
+            key,
+            path,
+            block: 0,
+            words: super::philox::philox4x32_10(super::philox::counter(0, path), key),
+        }
+    }
+
+    /// The four words of row `row`'s block.
+    #[inline(always)]
+    pub fn block(&mut self, row: u32) -> [u32; 4] {
+        let b = row / 4;
+        if b != self.block {
+            self.block = b;
+            self.words = super::philox::philox4x32_10(super::philox::counter(b, self.path), self.key);
+        }
+        self.words
+    }
+}
+
+impl<T: super::Real> super::Normals<T> for PhiloxBoxMuller {
+    #[inline(always)]
+    fn normal(&mut self, row: u32) -> T {
+        normal_of_block(self.block(row), row)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn angle_reduction_is_exact_and_folds_to_an_eighth() {
+        for w in [0u32, 1, (1 << 29) - 1, 1 << 29, (1 << 29) + 1, (1 << 30) - 1, 1 << 30, u32::MAX] {
+            let (q, n, folded) = reduce_angle(w);
+            assert_eq!(q, w >> 30);
+            assert!(n <= 1 << 29, "{w:#x}");
+            let m = w & ((1 << 30) - 1);
+            assert_eq!(if folded { (1 << 30) - n } else { n }, m);
+        }
+    }
+
+    #[test]
+    fn pairs_match_libm_closely() {
+        let mut w = 0x1234_5678u32;
+        for _ in 0..20_000 {
+            w = w.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            let v = w.rotate_left(13) ^ 0x9e37_79b9;
+            let u = (w as f64 + 0.5) / 4_294_967_296.0;
+            let theta = v as f64 / 4_294_967_296.0 * 2.0 * core::f64::consts::PI;
+            let r = (-2.0 * u.ln()).sqrt();
+            let (c, s) = pair_f64(w, v);
+            assert!((c - r * theta.cos()).abs() <= 1e-14 * (1.0 + r), "{w} {v}: {c} vs {}", r * theta.cos());
+            assert!((s - r * theta.sin()).abs() <= 1e-14 * (1.0 + r), "{w} {v}");
+            let (c32, s32) = pair_f32(w, v);
+            assert!((c32 as f64 - r * theta.cos()).abs() <= 3e-6 * (1.0 + r), "{w} {v}: {c32}");
+            assert!((s32 as f64 - r * theta.sin()).abs() <= 3e-6 * (1.0 + r), "{w} {v}: {s32}");
+        }
+    }
+
+    #[test]
+    fn extremes_are_finite() {
+        for w0 in [0u32, 1, u32::MAX - 1, u32::MAX] {
+            for w1 in [0u32, 1 << 29, 1 << 30, u32::MAX] {
+                let (a, b) = pair_f64(w0, w1);
+                let (c, d) = pair_f32(w0, w1);
+                assert!(a.is_finite() && b.is_finite() && c.is_finite() && d.is_finite());
+                assert!(a.hypot(b) < 6.8 && (c as f64).hypot(d as f64) < 6.8);
+            }
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! Ranges of a bridge generation (`bridge::generate_range`, issue #25): a run made of chunks of
+//! paths `first..first + count` equals the one-shot run bit for bit, for chunk sizes that do not
+//! divide the path count, every source, both precisions, points and increments — on the CPU
+//! (one thread and rayon) and on the GPU where it generates ranges. Bad ranges are refused.
+
+mod bridge_common;
+
+use bridge_common::{normals, random_spec};
+use lockstep::bridge::{self, Output, Plan, Precision, Source, check_range, generate_range, gpu_generates_range};
+use lockstep::{Backend, Error};
+use lockstep_parity::{Bits, assert_bits_eq, config, gpu_or_skip};
+use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
+
+/// The source of kind `kind`: 0 Philox, 1 Sobol, 2 the buffer `z`.
+fn source<'a, T: Precision>(kind: u8, z: &'a [T], seed: u64) -> Source<'a, T> {
+    match kind % 3 {
+        0 => Source::Philox { seed },
+        1 => Source::Sobol { offset: seed as u32 % 1000 },
+        _ => Source::Buffer(z),
+    }
+}
+
+/// The columns `first..first + count` of a `[row][paths]` array.
+fn columns<T: Copy>(x: &[T], paths: usize, first: usize, count: usize) -> Vec<T> {
+    x.chunks(paths.max(1)).flat_map(|row| row[first..first + count].iter().copied()).collect()
+}
+
+/// The run in chunks of `chunk` paths on `backend`, reassembled into `[row][paths]`.
+#[allow(clippy::too_many_arguments)] // the property's parameters, passed through
+fn chunked<T: Precision + Bits>(
+    backend: Backend<'_>,
+    plan: &Plan,
+    kind: u8,
+    z: &[T],
+    seed: u64,
+    paths: usize,
+    chunk: usize,
+    output: Output,
+) -> Result<Vec<T>, Error> {
+    let rows = plan.rows();
+    let mut out = vec![T::ZERO; rows * paths];
+    let mut first = 0;
+    while first < paths {
+        let count = chunk.min(paths - first);
+        let zc = columns(z, paths, first, count);
+        let part = generate_range(backend, plan, source(kind, &zc, seed), first as u64, count, output)?;
+        for r in 0..rows {
+            out[r * paths + first..r * paths + first + count].copy_from_slice(&part[r * count..(r + 1) * count]);
+        }
+        first += count;
+    }
+    Ok(out)
+}
+
+#[allow(clippy::too_many_arguments)] // one property's parameters
+fn chunked_equals_one_shot<T: Precision + Bits>(
+    seed: u64,
+    n: usize,
+    d: usize,
+    order: u8,
+    kind: u8,
+    paths: usize,
+    chunk: usize,
+    inc: bool,
+) -> Result<(), TestCaseError> {
+    let plan = Plan::new(&random_spec(seed, n, d, order)).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let output = if inc { Output::Increments } else { Output::Paths };
+    let z: Vec<T> = normals(plan.rows() * paths, seed ^ 0x5eed);
+    let fail = |e: Error| TestCaseError::fail(e.to_string());
+    let want = bridge::generate(Backend::CpuSeq, &plan, source(kind, &z, seed), paths, output).map_err(fail)?;
+    let what = format!("{} kind {kind}, {paths} paths in chunks of {chunk}, {output:?}", T::NAME);
+    for backend in [Backend::CpuSeq, Backend::Cpu] {
+        let got = chunked(backend, &plan, kind, &z, seed, paths, chunk, output).map_err(fail)?;
+        assert_bits_eq(&format!("{what} on {}", backend.name()), &got, &want, |_| String::new())?;
+    }
+    let gpu = gpu_or_skip!();
+    if gpu_generates_range(&source(kind, &z, seed)) {
+        let got = chunked(Backend::Gpu(gpu), &plan, kind, &z, seed, paths, chunk, output).map_err(fail)?;
+        assert_bits_eq(&format!("{what} on the GPU"), &got, &want, |_| String::new())?;
+    } else {
+        // Ranges from path 0 are the GPU's one-shot generation; later ones are refused (for now).
+        let first = generate_range(Backend::Gpu(gpu), &plan, source(kind, &z, seed), 0, chunk.min(paths), output);
+        let want0 = columns(&want, paths, 0, chunk.min(paths));
+        assert_bits_eq(&format!("{what}, first chunk on the GPU"), &first.map_err(fail)?, &want0, |_| String::new())?;
+        if paths > chunk {
+            let later = generate_range::<T>(Backend::Gpu(gpu), &plan, source(kind, &z, seed), chunk as u64, 1, output);
+            prop_assert!(matches!(later, Err(Error::InvalidInput { what: "source", .. })), "{later:?}");
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn bridge_chunks_equal_one_shot_f32(seed: u64, n in 1usize..24, d in 1usize..=4, order: u8, kind: u8,
+                                        paths in 1usize..700, chunk in 1usize..300, inc: bool) {
+        chunked_equals_one_shot::<f32>(seed, n, d, order, kind, paths, chunk, inc)?;
+    }
+
+    #[test]
+    fn bridge_chunks_equal_one_shot_f64(seed: u64, n in 1usize..24, d in 1usize..=4, order: u8, kind: u8,
+                                        paths in 1usize..700, chunk in 1usize..300, inc: bool) {
+        chunked_equals_one_shot::<f64>(seed, n, d, order, kind, paths, chunk, inc)?;
+    }
+}
+
+#[test]
+fn chunks_larger_than_a_rayon_block_equal_one_shot() -> Result<(), TestCaseError> {
+    // 4096 paths per rayon block: chunks that straddle blocks, and a last short one.
+    chunked_equals_one_shot::<f32>(3, 7, 2, 0, 0, 10_001, 4_999, false)?;
+    chunked_equals_one_shot::<f64>(4, 5, 1, 1, 1, 9_000, 4_097, true)
+}
+
+#[test]
+fn bad_ranges_are_refused() {
+    let plan = Plan::new(&random_spec(1, 4, 1, 0)).expect("plan");
+    let philox = Source::<f32>::Philox { seed: 1 };
+    assert!(check_range(&plan, &philox, u32::MAX as u64 - 10, 10).is_ok());
+    let past = check_range(&plan, &philox, u32::MAX as u64 - 10, 11).unwrap_err();
+    assert!(matches!(past, Error::TooLarge { .. }), "{past}");
+    assert!(check_range(&plan, &philox, u64::MAX, 1).is_err(), "no overflow");
+    let sobol = Source::<f32>::Sobol { offset: 1000 };
+    let late = check_range(&plan, &sobol, (1u64 << 32) - 1000 - 5, 6).unwrap_err().to_string();
+    assert!(late.contains("Sobol"), "{late}");
+    let z = vec![0.0f32; plan.rows() * 3];
+    let short = generate_range(Backend::Cpu, &plan, Source::Buffer(&z), 100, 4, Output::Paths).unwrap_err();
+    assert!(matches!(short, Error::LengthMismatch { .. }), "a buffer holds the range's normals: {short}");
+    let empty = generate_range(Backend::Cpu, &plan, philox, 5, 0, Output::Paths).expect("an empty range");
+    assert!(empty.is_empty());
+}
