@@ -14,9 +14,10 @@ use proptest::test_runner::TestCaseError;
 
 /// The source of kind `kind`: 0 Philox, 1 Sobol, 2 the buffer `z`.
 fn source<'a, T: Precision>(kind: u8, z: &'a [T], seed: u64) -> Source<'a, T> {
-    match kind % 3 {
+    match kind % 4 {
         0 => Source::Philox { seed },
         1 => Source::Sobol { offset: seed as u32 % 1000 },
+        2 => Source::PhiloxBoxMuller { seed },
         _ => Source::Buffer(z),
     }
 }
@@ -75,19 +76,9 @@ fn chunked_equals_one_shot<T: Precision + Bits>(
         assert_bits_eq(&format!("{what} on {}", backend.name()), &got, &want, |_| String::new())?;
     }
     let gpu = gpu_or_skip!();
-    if gpu_generates_range(&source(kind, &z, seed)) {
-        let got = chunked(Backend::Gpu(gpu), &plan, kind, &z, seed, paths, chunk, output).map_err(fail)?;
-        assert_bits_eq(&format!("{what} on the GPU"), &got, &want, |_| String::new())?;
-    } else {
-        // Ranges from path 0 are the GPU's one-shot generation; later ones are refused (for now).
-        let first = generate_range(Backend::Gpu(gpu), &plan, source(kind, &z, seed), 0, chunk.min(paths), output);
-        let want0 = columns(&want, paths, 0, chunk.min(paths));
-        assert_bits_eq(&format!("{what}, first chunk on the GPU"), &first.map_err(fail)?, &want0, |_| String::new())?;
-        if paths > chunk {
-            let later = generate_range::<T>(Backend::Gpu(gpu), &plan, source(kind, &z, seed), chunk as u64, 1, output);
-            prop_assert!(matches!(later, Err(Error::InvalidInput { what: "source", .. })), "{later:?}");
-        }
-    }
+    prop_assert!(gpu_generates_range(&source(kind, &z, seed)));
+    let got = chunked(Backend::Gpu(gpu), &plan, kind, &z, seed, paths, chunk, output).map_err(fail)?;
+    assert_bits_eq(&format!("{what} on the GPU"), &got, &want, |_| String::new())?;
     Ok(())
 }
 

@@ -26,7 +26,7 @@
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::Instant;
 
 /// The published crates, dependencies first (the rest of the workspace is `publish = false`).
@@ -94,14 +94,14 @@ pub fn check(root: &Path) -> Result<()> {
     };
     let built = Instant::now();
     let plain = stable_cargo(&["run", "--quiet"]).output().context("running stable cargo")?;
-    report("consumer of the packaged crates (stable)", &plain)?;
+    crate::reach::report("consumer of the packaged crates (stable)", &plain)?;
     // Feature `gpu`: cust's build script wants CUDA_LIBRARY_PATH (an empty lib64/ will do), as
     // a user without a CUDA installation sets it; the program then runs without a driver.
     let gpu = stable_cargo(&["run", "--quiet", "--features", "gpu"])
         .env("CUDA_LIBRARY_PATH", root.join(".cargo/cuda-link"))
         .output()
         .context("running stable cargo")?;
-    report("consumer with feature gpu (stable, no driver library)", &gpu)?;
+    crate::reach::report("consumer with feature gpu (stable, no driver library)", &gpu)?;
     if snapshot(&unpacked_dirs)? != before {
         bail!("building the packaged crates changed their sources (a build script wrote outside OUT_DIR?)");
     }
@@ -295,20 +295,6 @@ fn run(cmd: &mut Command, what: &str) -> Result<()> {
     let status = cmd.status().with_context(|| format!("starting {what}"))?;
     if !status.success() {
         bail!("{what} failed ({status})");
-    }
-    Ok(())
-}
-
-/// Prints a child's output under `label`; an error when it failed.
-fn report(label: &str, out: &Output) -> Result<()> {
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    println!("--- {label}: {}", out.status);
-    for line in stdout.lines().take(12) {
-        println!("  {line}");
-    }
-    if !out.status.success() {
-        bail!("{label} failed ({}):\n{stdout}{stderr}", out.status);
     }
     Ok(())
 }

@@ -139,7 +139,7 @@ fn run_clean(cmd: &mut Command, label: &str) -> Result<String> {
 }
 
 /// Prints a child's output under `label`; an error when it failed.
-fn report(label: &str, out: &Output) -> Result<()> {
+pub(crate) fn report(label: &str, out: &Output) -> Result<()> {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     println!("--- {label}: {}", out.status);

@@ -380,8 +380,8 @@ pub fn run(args: Args) -> Result<()> {
     };
     let gpu = common::pick(args.device)?;
     // With --out the run is made and written in chunks (bridge_chunks.rs); without, in one piece
-    // (held for the summary and the plot). On the GPU, only where its kernels generate ranges
-    // (cpu::gpu_generates_range: not Philox, whose kernels take no path offset yet).
+    // (held for the summary and the plot). On the GPU wherever it generates ranges
+    // (cpu::gpu_generates_range: every source; Philox through the normals kernels' path offset).
     let kind: Source<'_, f32> = match args.source {
         SourceArg::Philox => Source::Philox { seed: 0 },
         SourceArg::PhiloxBm => Source::PhiloxBoxMuller { seed: 0 },
@@ -391,10 +391,7 @@ pub fn run(args: Args) -> Result<()> {
     let gpu_chunks = cpu::gpu_generates_range(&kind);
     let one_piece = args.out.is_none() || (gpu.is_some() && !gpu_chunks);
     if one_piece && args.chunk_paths.is_some_and(|c| c < args.paths) {
-        bail!(
-            "--chunk-paths: on the GPU a Philox run is made in one piece (its kernels take no path offset yet); use \
-             --device cpu (the same bits) or --source sobol"
-        );
+        bail!("--chunk-paths: this source is generated in one piece on the GPU; use --device cpu (the same bits)");
     }
     let chunk = match (one_piece, args.chunk_paths) {
         (true, _) => args.paths,

@@ -146,12 +146,12 @@ pub(crate) struct Kernels<'g, T: DeviceCopy> {
     /// `(…, scratch, dirs, low, offset, out, paths)`.
     pub(super) sobol:
         Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, Dp<T>, Dp<u32>, Dp<u32>, u32, Dp<T>, u32)>,
-    /// `(rows, seed, out, paths)`.
-    pub(super) normals_philox: Kernel<'g, (u32, u64, Dp<T>, u32)>,
+    /// `(rows, seed, first, out, paths)`.
+    pub(super) normals_philox: Kernel<'g, (u32, u64, u64, Dp<T>, u32)>,
     /// `(rows, dirs, low, offset, out, paths)`.
     pub(super) normals_sobol: Kernel<'g, (u32, Dp<u32>, Dp<u32>, u32, Dp<T>, u32)>,
-    /// `(rows, seed, out, paths)`.
-    pub(super) normals_bm: Kernel<'g, (u32, u64, Dp<T>, u32)>,
+    /// `(rows, seed, first, out, paths)`.
+    pub(super) normals_bm: Kernel<'g, (u32, u64, u64, Dp<T>, u32)>,
     /// `(…, seed, sched, cache_slots, out, paths)`.
     pub(super) philox_d1: Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, u64, Dp<u32>, u32, Dp<T>, u32)>,
     /// `(…, dirs, low, offset, out, paths)`.
@@ -423,6 +423,38 @@ impl<'g> Bridge<'g> {
         let mut scratch = self.alloc::<T>(self.scratch_len(&dp, paths))?;
         let sc = (self.scratch_len(&dp, paths) > 0).then_some(&mut *scratch);
         self.generate_on_device(&dp, DeviceSource::Buffer(&z), paths, output, sc, &mut out)?;
+        self.finish(&out, len)
+    }
+
+    /// Paths `first..first + count` of a larger run by the unfused pipeline: the normals
+    /// kernel writes the range's normals (`Bridge::normals_range_on_device`), then the buffer
+    /// bridge reads them — the bits those paths have in a one-shot run, for every generator
+    /// (the fused kernels take no path offset). `rows·count` values, `[row][count]`.
+    pub fn generate_range_unfused<T: Precision>(
+        &self,
+        plan: &Plan,
+        source: Source<'_, T>,
+        first: u64,
+        count: usize,
+        output: Output,
+    ) -> Result<Vec<T>> {
+        let len = super::check_range(plan, &source, first, count)?;
+        if len == 0 {
+            return Ok(Vec::new());
+        }
+        let gen_src = match source {
+            Source::Buffer(_) => return self.generate(plan, source, count, output),
+            Source::Philox { seed } => DeviceSource::Philox { seed },
+            Source::Sobol { offset } => DeviceSource::Sobol { offset },
+            Source::PhiloxBoxMuller { seed } => DeviceSource::PhiloxBoxMuller { seed },
+        };
+        let dp = self.upload::<T>(plan)?;
+        let mut z = self.alloc::<T>(len)?;
+        self.normals_range_on_device(&dp, gen_src, first, count, &mut z)?;
+        let mut out = self.alloc::<T>(len)?;
+        let mut scratch = self.alloc::<T>(self.scratch_len(&dp, count))?;
+        let sc = (self.scratch_len(&dp, count) > 0).then_some(&mut *scratch);
+        self.generate_on_device(&dp, DeviceSource::Buffer(&z), count, output, sc, &mut out)?;
         self.finish(&out, len)
     }
 

@@ -227,8 +227,7 @@ impl<'g> Bridge<'g> {
     }
 
     /// Enqueues the normals alone (Philox Φ⁻¹, Philox Box–Muller or Sobol; a buffer source is
-    /// refused) into `out`
-    /// (`(N+1)·d·paths`, `[row][path]`).
+    /// refused) into `out` (`(N+1)·d·paths`, `[row][path]`).
     pub fn normals_on_device<T: Precision>(
         &self,
         plan: &DevicePlan<T>,
@@ -236,7 +235,29 @@ impl<'g> Bridge<'g> {
         paths: usize,
         out: &mut DeviceSlice<T>,
     ) -> Result<()> {
+        self.normals_range_on_device(plan, source, 0, paths, out)
+    }
+
+    /// As [`Bridge::normals_on_device`] for paths `first..first + paths` of a larger run (the
+    /// normals those paths have there): Philox counters of paths `first + p`, Sobol points
+    /// `offset + first + p`. Errors: a path index past `u32::MAX`, a Sobol point past `2^32`.
+    pub fn normals_range_on_device<T: Precision>(
+        &self,
+        plan: &DevicePlan<T>,
+        source: DeviceSource<'_, T>,
+        first: u64,
+        paths: usize,
+        out: &mut DeviceSlice<T>,
+    ) -> Result<()> {
         let (n, _) = output_len(plan, paths, out)?;
+        let end = first.saturating_add(n as u64);
+        if end > u32::MAX as u64 {
+            return Err(Error::TooLarge {
+                what: "first + paths (path indices of one run)",
+                value: end,
+                max: u32::MAX as u64,
+            });
+        }
         let rows = len_u32("rows", plan.rows())?;
         let grid = Grid1d::for_len(n as u64, self.block_size())?;
         let k = T::pick(self);
@@ -247,15 +268,23 @@ impl<'g> Bridge<'g> {
                 why: "normals are generated from Philox or Sobol; a buffer already holds them".into(),
             }),
             DeviceSource::Philox { seed } => {
-                // SAFETY: mirrors `normals_philox_*(rows, seed, out, paths)`; out holds rows·paths.
-                unsafe { k.normals_philox.launch(self.gpu(), grid, 0, (rows, seed, op, n)) }
+                // SAFETY: mirrors `normals_philox_*(rows, seed, first, out, paths)`; out holds
+                // rows·paths; first + paths ≤ u32::MAX (checked).
+                unsafe { k.normals_philox.launch(self.gpu(), grid, 0, (rows, seed, first, op, n)) }
             }
             DeviceSource::PhiloxBoxMuller { seed } => {
-                // SAFETY: mirrors `normals_bm_philox_*(rows, seed, out, paths)`; out holds
+                // SAFETY: mirrors `normals_bm_philox_*(rows, seed, first, out, paths)`; out holds
                 // rows·paths, the grid has at least `paths` threads.
-                unsafe { k.normals_bm.launch(self.gpu(), grid, 0, (rows, seed, op, n)) }
+                unsafe { k.normals_bm.launch(self.gpu(), grid, 0, (rows, seed, first, op, n)) }
             }
             DeviceSource::Sobol { offset } => {
+                let shifted = offset as u64 + first;
+                let offset =
+                    u32::try_from(shifted).ok().filter(|_| shifted + n as u64 <= 1 << 32).ok_or(Error::TooLarge {
+                        what: "Sobol point index offset + first + paths",
+                        value: shifted + n as u64,
+                        max: 1 << 32,
+                    })?;
                 let (dirs, low) = self.sobol_dirs(plan, offset, paths)?;
                 // ≤ 24 KiB (64 rows at 1024 threads).
                 let shared_bytes = normals_shared_bytes(plan.rows(), self.block_size() as usize) as u32;

@@ -4,9 +4,9 @@
 //! path's own index only (Philox: the counter; Sobol: the point `offset + p`), never on the
 //! path count.
 //!
-//! On the GPU a range is the kernels' own generation with a shifted Sobol offset; Philox ranges
-//! that do not start at path 0 need a path offset the kernels do not take yet
-//! ([`gpu_generates_range`]).
+//! On the GPU a range is the fused kernels' generation with a shifted Sobol offset; a Philox
+//! range that starts after path 0 runs unfused: the normals kernels take a path offset
+//! (`first`), the buffer bridge reads their output (`Bridge::generate_range_unfused`).
 
 use super::cpu::{Output, Source, check_generation, generate_range_par_stoppable, generate_range_seq};
 use super::plan::{Plan, Precision};
@@ -43,17 +43,17 @@ pub fn check_range<T>(plan: &Plan, source: &Source<'_, T>, first: u64, count: us
 }
 
 /// Whether [`generate_range`] on the GPU generates ranges that start after path 0 from
-/// `source`: buffers and Sobol (a shifted offset) do; Philox does not yet (its kernels take no
-/// path offset), and only `first = 0` is accepted there.
+/// `source`: every source does (buffers as they are, Sobol by a shifted offset, Philox and
+/// Box–Muller through the normals kernels' path offset). Kept for callers that ask.
 pub fn gpu_generates_range<T>(source: &Source<'_, T>) -> bool {
-    matches!(source, Source::Buffer(_) | Source::Sobol { .. })
+    matches!(source, Source::Buffer(_) | Source::Sobol { .. } | Source::Philox { .. } | Source::PhiloxBoxMuller { .. })
 }
 
 /// Paths `first..first + count` (or their increments) of `plan` from `source` on `backend`:
 /// `rows·count` values, `[row][count]`, the bits a one-shot [`super::generate`] of at least
 /// `first + count` paths gives those paths, on every backend. A [`Source::Buffer`] holds the
-/// range's normals alone (`[row][count]`). Errors: as [`check_range`]; on the GPU, a Philox
-/// range with `first > 0` ([`gpu_generates_range`]) and driver failures.
+/// range's normals alone (`[row][count]`). Errors: as [`check_range`]; on the GPU, driver
+/// failures.
 pub fn generate_range<T: Precision>(
     backend: Backend<'_>,
     plan: &Plan,
@@ -84,14 +84,8 @@ pub fn generate_range<T: Precision>(
                     })?;
                     bridge.generate(plan, Source::Sobol { offset: shifted }, count, output)
                 }
-                _ if first == 0 || gpu_generates_range(&source) => bridge.generate(plan, source, count, output),
-                _ => Err(Error::InvalidInput {
-                    what: "source",
-                    why: format!(
-                        "a Philox range starting at path {first} on the GPU needs a path offset its kernels do not take \
-                         yet; generate it on the CPU (the same bits) or start at path 0"
-                    ),
-                }),
+                _ if first == 0 => bridge.generate(plan, source, count, output),
+                _ => bridge.generate_range_unfused(plan, source, first, count, output),
             }
         }
         #[cfg(not(feature = "gpu"))]

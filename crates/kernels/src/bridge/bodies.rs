@@ -273,17 +273,18 @@ pub(super) unsafe fn fused_philox_d1<T: SharedIo<Coef = T>, D: DynamicShared>(
     }
 }
 
-/// Philox normals alone: `out[j·paths + p]` for rows `j < rows`.
+/// Philox normals alone: `out[j·paths + p]` = row `j` of path `first + p`, for rows `j < rows`
+/// (`first` places a range of a larger run: the counter of path `first + p`).
 ///
 /// # Safety
 /// `out` holds `rows·paths` elements.
 #[inline(always)]
-pub(super) unsafe fn normals_philox<T: SharedIo<Coef = T>>(rows: u32, seed: u64, out: *mut T, paths: u32) {
+pub(super) unsafe fn normals_philox<T: SharedIo<Coef = T>>(rows: u32, seed: u64, first: u64, out: *mut T, paths: u32) {
     let p = index_1d();
     if p >= paths {
         return;
     }
-    let mut g = PhiloxNormals::new(seed, p as u64);
+    let mut g = PhiloxNormals::new(seed, first + p as u64);
     // Row j's element is out[j·paths + p]: one pointer step of `paths` per row.
     let mut o = out.wrapping_add(p as usize);
     let mut j = 0;

@@ -276,9 +276,9 @@ macro_rules! bridge_kernels {
         /// # Safety
         /// As [`normals_philox`].
         #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $nphilox(rows: u32, seed: u64, out: *mut $t, paths: u32) {
+        pub unsafe extern "ptx-kernel" fn $nphilox(rows: u32, seed: u64, first: u64, out: *mut $t, paths: u32) {
             // SAFETY: this kernel's contract is the body's.
-            unsafe { normals_philox::<$t>(rows, seed, out, paths) }
+            unsafe { normals_philox::<$t>(rows, seed, first, out, paths) }
         }
 
         /// Sobol normals alone: `out[j·paths + p]` = dimension `j` of point `offset + p`, by
