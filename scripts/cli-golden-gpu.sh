@@ -3,7 +3,7 @@
 # (crates/cli/tests/golden/cli.txt: name, stream version, SHA-256, command line) with
 # `--device gpu --out DIR/<name>.npy` (`.csv` for mg) and checks that the file hashes as the row
 # (the CPU's hash, made by crates/cli/tests/golden_cli.rs) and that its .json sidecar names the
-# GPU and the row's stream version or later. Sobol bridge rows also run in chunks
+# GPU and the row's stream version or later. Every bridge row also runs in chunks
 # (`--chunk-paths 97`, the GPU's ranges), which must hash the same.
 #
 # Usage: scripts/cli-golden-gpu.sh PATH/TO/lockstep [TABLE]
@@ -42,7 +42,7 @@ while read -r name stream sha args; do
     echo "FAILED: $name: lockstep $args --device gpu"; cat "$dir/log"; failed=$((failed + 1)); continue
   fi
   check "$name" "$sha" "$stream" "$out"
-  if [[ $args == bridge\ * && $args == *"--source sobol"* ]]; then
+  if [[ $args == bridge\ * ]]; then
     # shellcheck disable=SC2086
     if "$bin" $args --device gpu --chunk-paths 97 --out "$dir/chunked.$ext" > "$dir/log" 2>&1; then
       check "$name (chunks of 97 paths on the GPU)" "$sha" "$stream" "$dir/chunked.$ext"

@@ -163,6 +163,7 @@ class Plan:
         precision: str = "f32",
         output: str = "paths",
         device: str = "auto",
+        first: int = 0,
     ) -> np.ndarray:
         """``paths`` bridge paths (or scaled increments) as a new array of shape
         ``(N+1, d, paths)`` (rows t1..tN, T; the CLI's ``.npy`` layout), the same bits on
@@ -183,6 +184,10 @@ class Plan:
         output : "paths" | "increments"
             X at t1..T, or (X_{t_g} − X_{t_{g−1}})/(t_g − t_{g−1}).
         device : "auto" | "cpu" | "cpu-seq" | "gpu"
+        first : int
+            Index of the first path: paths ``first .. first + paths`` of a larger run, with the
+            bits a one-shot run of that run gives them (a run larger than memory, made in chunks;
+            with an ndarray source, the array holds the chunk's normals alone).
 
         The result is the Rust ``Vec`` handed to numpy (no copy). Ctrl-C: on ``"cpu"`` the
         generation stops between blocks of 4096 paths; ``"cpu-seq"`` and ``"gpu"`` finish the
@@ -201,8 +206,9 @@ class Plan:
         else:
             kind = _check.choice("source", source, ("philox", "philox-bm", "sobol"))
         seed = _check.count("seed", seed, 0, 2**64 - 1)
+        first = _check.count("first", first, 0, 2**32 - 1)
         fn = _native.bridge_generate_f32 if precision == "f32" else _native.bridge_generate_f64
-        return fn(self._plan, paths, kind, seed, z, output, device)
+        return fn(self._plan, paths, kind, seed, z, output, device, first)
 
 
 def generate(plan: Plan, paths: int, **kwargs) -> np.ndarray:

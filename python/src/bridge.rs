@@ -99,19 +99,22 @@ fn kind_of(source: &str, seed: u64) -> PyResult<Kind> {
     }
 }
 
+/// Paths `first..first + paths` of the run (`first = 0`: a whole run), the bits a one-shot run
+/// gives them.
 fn generate_on<T: Precision>(
     device: Device,
     plan: &Plan,
     source: Source<'_, T>,
+    first: u64,
     paths: usize,
     output: Output,
     stop: &AtomicBool,
 ) -> Work<Vec<T>> {
     match device {
-        Device::Cpu => bridge::generate_par_stoppable(plan, source, paths, output, |_, _| {}, stop)?
+        Device::Cpu => bridge::generate_range_par_stoppable(plan, source, first, paths, output, |_, _| {}, stop)?
             .ok_or(Fail::Stopped),
         // One thread and the GPU: one call each (not stopped mid-way; see the docstring).
-        d => Ok(bridge::generate(d.backend(), plan, source, paths, output)?),
+        d => Ok(bridge::generate_range(d.backend(), plan, source, first, paths, output)?),
     }
 }
 
@@ -125,6 +128,7 @@ fn generate_typed<'py, T: Precision + Element>(
     z: Option<PyReadonlyArrayDyn<'py, T>>,
     output: &str,
     device: &str,
+    first: u64,
 ) -> PyResult<Bound<'py, PyArray3<T>>> {
     let output = output_of(output)?;
     let kind = kind_of(source, seed)?;
@@ -141,18 +145,19 @@ fn generate_typed<'py, T: Precision + Element>(
         (Kind::Sobol(offset), _) => Source::Sobol { offset },
         (Kind::Buffer, z) => Source::Buffer(z.unwrap_or_default()),
     };
-    bridge::check_generation(&plan, &src, paths).map_err(to_py)?;
+    bridge::check_range(&plan, &src, first, paths).map_err(to_py)?;
     check_alloc("the output ((N+1)·d·paths values)", plan.rows() as u128 * paths as u128, size_of::<T>() as u128)?;
     let device = Device::parse(py, device)?;
-    let data = single_pass(py, device, |stop| generate_on(device, &plan, src, paths, output, stop))?;
+    let data = single_pass(py, device, |stop| generate_on(device, &plan, src, first, paths, output, stop))?;
     let arr = Array3::from_shape_vec((rows, d, paths), data)
         .map_err(|e| PyValueError::new_err(format!("output shape: {e}")))?;
     Ok(arr.into_pyarray(py))
 }
 
-/// Paths (or scaled increments) as a new `(N+1, d, paths)` array of float32.
+/// Paths (or scaled increments) `first..first + paths` of a run as a new `(N+1, d, paths)`
+/// array of float32.
 #[pyfunction]
-#[pyo3(signature = (plan, paths, source, seed, z, output, device))]
+#[pyo3(signature = (plan, paths, source, seed, z, output, device, first=0))]
 #[allow(clippy::too_many_arguments)]
 fn bridge_generate_f32<'py>(
     py: Python<'py>,
@@ -163,13 +168,15 @@ fn bridge_generate_f32<'py>(
     z: Option<PyReadonlyArrayDyn<'py, f32>>,
     output: &str,
     device: &str,
+    first: u64,
 ) -> PyResult<Bound<'py, PyArray3<f32>>> {
-    generate_typed(py, plan, paths, source, seed, z, output, device)
+    generate_typed(py, plan, paths, source, seed, z, output, device, first)
 }
 
-/// Paths (or scaled increments) as a new `(N+1, d, paths)` array of float64.
+/// Paths (or scaled increments) `first..first + paths` of a run as a new `(N+1, d, paths)`
+/// array of float64.
 #[pyfunction]
-#[pyo3(signature = (plan, paths, source, seed, z, output, device))]
+#[pyo3(signature = (plan, paths, source, seed, z, output, device, first=0))]
 #[allow(clippy::too_many_arguments)]
 fn bridge_generate_f64<'py>(
     py: Python<'py>,
@@ -180,8 +187,9 @@ fn bridge_generate_f64<'py>(
     z: Option<PyReadonlyArrayDyn<'py, f64>>,
     output: &str,
     device: &str,
+    first: u64,
 ) -> PyResult<Bound<'py, PyArray3<f64>>> {
-    generate_typed(py, plan, paths, source, seed, z, output, device)
+    generate_typed(py, plan, paths, source, seed, z, output, device, first)
 }
 
 /// Seconds of `repeats` calls of `lockstep::bridge::generate` (Philox normals) with no Python
@@ -207,7 +215,9 @@ fn _rust_timing_bridge(
         for _ in 0..repeats {
             let t = Instant::now();
             let n = match precision {
-                "f32" => bridge::generate::<f32>(backend, &plan, Source::Philox { seed }, paths, output).map(|v| v.len()),
+                "f32" => {
+                    bridge::generate::<f32>(backend, &plan, Source::Philox { seed }, paths, output).map(|v| v.len())
+                }
                 _ => bridge::generate::<f64>(backend, &plan, Source::Philox { seed }, paths, output).map(|v| v.len()),
             }
             .map_err(to_py)?;

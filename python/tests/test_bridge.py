@@ -115,3 +115,27 @@ def test_gpu_equals_cpu(gpu):
     a = plan.generate(1001, source=z, precision="f32", output="increments", device="cpu")
     b = plan.generate(1001, source=z, precision="f32", output="increments", device="gpu")
     assert (bits(a) == bits(b)).all()
+
+
+@pytest.mark.parametrize("source", ["philox", "philox-bm", "sobol"])
+def test_chunks_equal_one_shot(source):
+    plan = Plan.uniform(16, t_end=1.0, cov=[[1.0, 0.3], [0.3, 2.0]])
+    whole = plan.generate(1000, source=source, seed=11, precision="f32", device="cpu")
+    parts = [plan.generate(n, source=source, seed=11, precision="f32", device="cpu", first=f)
+             for f, n in ((0, 333), (333, 333), (666, 334))]
+    assert np.array_equal(bits(np.concatenate(parts, axis=2)), bits(whole))
+
+
+@pytest.mark.parametrize("source", ["philox", "philox-bm", "sobol"])
+def test_chunks_on_the_gpu_equal_the_cpu(gpu, source):
+    plan = Plan.uniform(16, t_end=1.0)
+    for precision in ("f32", "f64"):
+        want = plan.generate(500, source=source, seed=5, precision=precision, device="cpu", first=700)
+        got = plan.generate(500, source=source, seed=5, precision=precision, device="gpu", first=700)
+        assert np.array_equal(bits(got), bits(want))
+
+
+def test_first_past_the_last_path_is_refused():
+    plan = Plan.uniform(4)
+    with pytest.raises(ValueError, match="first"):
+        plan.generate(10, first=2**32 - 5, device="cpu")
