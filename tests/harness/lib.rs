@@ -2,8 +2,9 @@
 //!
 //! - [`gpu_or_skip!`]: the GPU, or — the one place a test's GPU part is skipped — an early
 //!   `return Ok(())` after [`gpu`] printed the test's skip line (a failure when
-//!   `LOCKSTEP_REQUIRE_GPU=1`, as the bundle's script sets). Suites compute the CPU twin first,
-//!   so that part of every property runs on every machine.
+//!   `LOCKSTEP_REQUIRE_GPU=1`, as the bundle's script sets). Where a test's CPU twin is cheap it
+//!   is computed before the skip, so that part runs on every machine; the GPU-only properties
+//!   (e.g. `bridge_parity`'s, which compare two GPU paths with the twin) skip first.
 //! - [`max_abs_error`] / [`assert_within`]: NaN-aware tolerance checks for the few results
 //!   compared within a stated tolerance instead of bit for bit.
 //! - [`assert_bits_eq`]: compares results bit for bit and reports the first mismatch with its

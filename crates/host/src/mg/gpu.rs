@@ -1,4 +1,4 @@
-//! Launchers for `crates/kernels/src/mg.rs`: the Minority Game's distributed models (a kernel
+//! Launchers for `crates/kernels/src/mg/`: the Minority Game's distributed models (a kernel
 //! launch per step, or one persistent grid-sync kernel on a co-resident grid) and the
 //! standalone model (one game per block). Every result equals the CPU twins'
 //! (`crate::mg::cpu`) bit for bit; the contract is in `lockstep_shared::mg`.
