@@ -106,6 +106,18 @@ pub enum DeviceSource<'a, T: cust::memory::DeviceCopy> {
     },
 }
 
+/// The device source of a generator, or the host buffer of a [`Source::Buffer`] (to upload).
+fn generated<T: cust::memory::DeviceCopy>(
+    source: Source<'_, T>,
+) -> std::result::Result<DeviceSource<'static, T>, &[T]> {
+    match source {
+        Source::Buffer(z) => Err(z),
+        Source::Philox { seed } => Ok(DeviceSource::Philox { seed }),
+        Source::Sobol { offset } => Ok(DeviceSource::Sobol { offset }),
+        Source::PhiloxBoxMuller { seed } => Ok(DeviceSource::PhiloxBoxMuller { seed }),
+    }
+}
+
 /// The kernels of one precision, for [`Bridge::attributes`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Variant {
@@ -384,14 +396,12 @@ impl<'g> Bridge<'g> {
         let mut scratch = self.alloc::<T>(self.scratch_len(&dp, paths))?;
         let sc = (self.scratch_len(&dp, paths) > 0).then_some(&mut *scratch);
         let zbuf;
-        let src = match source {
-            Source::Buffer(z) => {
+        let src = match generated(source) {
+            Ok(generator) => generator,
+            Err(z) => {
                 zbuf = upload(z)?;
                 DeviceSource::Buffer(&*zbuf)
             }
-            Source::Philox { seed } => DeviceSource::Philox { seed },
-            Source::Sobol { offset } => DeviceSource::Sobol { offset },
-            Source::PhiloxBoxMuller { seed } => DeviceSource::PhiloxBoxMuller { seed },
         };
         self.generate_on_device(&dp, src, paths, output, sc, &mut out)?;
         self.finish(&out, len)
@@ -411,12 +421,7 @@ impl<'g> Bridge<'g> {
             return Ok(Vec::new());
         }
         let dp = self.upload::<T>(plan)?;
-        let gen_src = match source {
-            Source::Buffer(_) => return self.generate(plan, source, paths, output),
-            Source::Philox { seed } => DeviceSource::Philox { seed },
-            Source::Sobol { offset } => DeviceSource::Sobol { offset },
-            Source::PhiloxBoxMuller { seed } => DeviceSource::PhiloxBoxMuller { seed },
-        };
+        let Ok(gen_src) = generated(source) else { return self.generate(plan, source, paths, output) };
         let mut z = self.alloc::<T>(len)?;
         self.normals_on_device(&dp, gen_src, paths, &mut z)?;
         let mut out = self.alloc::<T>(len)?;
@@ -442,12 +447,7 @@ impl<'g> Bridge<'g> {
         if len == 0 {
             return Ok(Vec::new());
         }
-        let gen_src = match source {
-            Source::Buffer(_) => return self.generate(plan, source, count, output),
-            Source::Philox { seed } => DeviceSource::Philox { seed },
-            Source::Sobol { offset } => DeviceSource::Sobol { offset },
-            Source::PhiloxBoxMuller { seed } => DeviceSource::PhiloxBoxMuller { seed },
-        };
+        let Ok(gen_src) = generated(source) else { return self.generate(plan, source, count, output) };
         let dp = self.upload::<T>(plan)?;
         let mut z = self.alloc::<T>(len)?;
         self.normals_range_on_device(&dp, gen_src, first, count, &mut z)?;
@@ -461,11 +461,9 @@ impl<'g> Bridge<'g> {
     /// Normals alone on the GPU (Philox or Sobol), copied back: `(N+1)·d·paths`, `[row][path]`.
     pub fn normals<T: Precision>(&self, plan: &Plan, source: Source<'_, T>, paths: usize) -> Result<Vec<T>> {
         let len = check_generation(plan, &source, paths)?;
-        let src = match source {
-            Source::Buffer(z) => return Ok(z.to_vec()),
-            Source::Philox { seed } => DeviceSource::Philox { seed },
-            Source::Sobol { offset } => DeviceSource::Sobol { offset },
-            Source::PhiloxBoxMuller { seed } => DeviceSource::PhiloxBoxMuller { seed },
+        let src = match generated(source) {
+            Ok(generator) => generator,
+            Err(z) => return Ok(z.to_vec()),
         };
         if len == 0 {
             return Ok(Vec::new());
