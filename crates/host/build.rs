@@ -29,8 +29,21 @@ fn main() {
         Ok(s) => s.parse::<Arch>().unwrap_or_else(|e| fail(&e.to_string())),
         Err(_) => Arch::DEFAULT,
     };
-    let (ptx, table) = if arch == Arch::DEFAULT { shipped(&modules) } else { own_build(&manifest_dir, &out, arch) };
+    let (ptx, table, census) =
+        if arch == Arch::DEFAULT { shipped(&modules) } else { own_build(&manifest_dir, &out, arch) };
     let entries = lockstep_ptx_builder::check_module(&ptx).unwrap_or_else(|e| fail(&e.to_string()));
+    // the census must list exactly the PTX's kernels as `all` (a stale census is refused too)
+    if let Some(mut portable) = census {
+        let mut sorted = entries.clone();
+        sorted.sort();
+        portable.sort();
+        if portable != sorted {
+            fail(&format!(
+                "{} does not list the PTX module's kernels (run `cargo xtask build-ptx` in lockstep's checkout)",
+                modules.join(images::CENSUS).display()
+            ));
+        }
+    }
     let names: Vec<String> = entries.iter().map(|e| format!("{e:?}")).collect();
     write(&out.join("kernel_names.rs"), &format!("&[{}]", names.join(", ")));
     write(&out.join("ptx_arch.txt"), &arch.name());
@@ -39,8 +52,9 @@ fn main() {
     lazy_driver(&out);
 }
 
-/// The shipped images: the decoded PTX, and the image table for `src/ptx.rs`.
-fn shipped(modules: &Path) -> (String, String) {
+/// The shipped images: the decoded PTX, the image table for `src/ptx.rs`, and the kernels the
+/// census lists in every image.
+fn shipped(modules: &Path) -> (String, String, Option<Vec<String>>) {
     let hint = "(run `cargo xtask build-ptx` in lockstep's checkout)";
     let census_path = modules.join(images::CENSUS);
     let census_text = std::fs::read_to_string(&census_path)
@@ -78,19 +92,13 @@ fn shipped(modules: &Path) -> (String, String) {
     }
     table += "]";
     let ptx = ptx.expect("IMAGES holds a PTX image");
-    // the census must list exactly the PTX's kernels as `all` (a stale census is refused too)
-    let portable: Vec<&str> = rows.iter().filter(|(_, i)| i == "all").map(|(k, _)| k.as_str()).collect();
-    let mut entries = lockstep_ptx_builder::check_module(&ptx).unwrap_or_else(|e| fail(&e.to_string()));
-    entries.sort();
-    if portable != entries {
-        fail(&format!("{} does not list the PTX module's kernels {hint}", census_path.display()));
-    }
-    (ptx, table)
+    let portable = rows.into_iter().filter(|(_, i)| i == "all").map(|(k, _)| k).collect();
+    (ptx, table, Some(portable))
 }
 
 /// Builds the device crate for `arch` with the pinned toolchain, into `OUT_DIR/ptx-build`: its
-/// PTX, and a table of that one image (stored as it is).
-fn own_build(manifest_dir: &Path, out: &Path, arch: Arch) -> (String, String) {
+/// PTX, and a table of that one image (stored as it is); no census.
+fn own_build(manifest_dir: &Path, out: &Path, arch: Arch) -> (String, String, Option<Vec<String>>) {
     let root = manifest_dir.join("../..");
     let root = root.canonicalize().unwrap_or_else(|e| {
         fail(&format!(
@@ -116,7 +124,7 @@ fn own_build(manifest_dir: &Path, out: &Path, arch: Arch) -> (String, String) {
         built.path.display().to_string(),
         n = arch.number()
     );
-    (built.ptx, table)
+    (built.ptx, table, None)
 }
 
 /// The empty `libcuda.so` for the linker, and cfg `lazy_cuda` for `src/driver.rs`.

@@ -183,6 +183,15 @@ fn cargo_with_cuda(root: &Path, base: &[&str], extra: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// Runs `cmd` to the end; an error naming `what` when it cannot start or fails.
+pub(crate) fn run(cmd: &mut Command, what: &str) -> Result<()> {
+    let status = cmd.status().with_context(|| format!("starting {what}"))?;
+    if !status.success() {
+        bail!("{what} failed ({status})");
+    }
+    Ok(())
+}
+
 /// `cargo` in the workspace.
 pub(crate) fn cargo(root: &Path) -> Command {
     let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));

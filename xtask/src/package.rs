@@ -15,7 +15,8 @@
 //!   build script failed to compile). The consumer below builds the unpacked packages afresh,
 //!   on stable, with and without feature `gpu`, and checks that no build wrote into them (what
 //!   cargo's verification checks too).
-//! - `target/packaged/consumer/` depends on `lockstep` by path to its unpacked package, with
+//! - `target/packaged/consumer/` is `tests/downstream` (the same program: a bridge on the CPU
+//!   twins, bit for bit) with its manifest depending on `lockstep` by path to its unpacked package, with
 //!   `[patch.crates-io]` sending `lockstep-shared` and `lockstep-ptx-builder` to theirs (the
 //!   packaged manifests name them by version, as on crates.io). It is built and run with
 //!   `rustup run stable cargo` (CPU twins), then built and run with feature `gpu` (the embedded
@@ -67,7 +68,10 @@ pub fn check(root: &Path) -> Result<()> {
         let _ = std::fs::remove_dir_all(&unpacked);
         // `m`: files dated now. A .crate gives every file one fixed date, and cargo judges a path
         // dependency fresh by modification times, so a changed file would not be rebuilt.
-        run(Command::new("tar").arg("xzmf").arg(&crate_file).arg("-C").arg(&dir), "tar xzmf (unpacking a .crate)")?;
+        crate::run(
+            Command::new("tar").arg("xzmf").arg(&crate_file).arg("-C").arg(&dir),
+            "tar xzmf (unpacking a .crate)",
+        )?;
         if !unpacked.join("Cargo.toml").is_file() {
             bail!("{} did not unpack into {}", crate_file.display(), unpacked.display());
         }
@@ -78,8 +82,8 @@ pub fn check(root: &Path) -> Result<()> {
     modules_packaged(root, &dir.join(format!("lockstep-{}", host.1)))?;
 
     let consumer = dir.join("consumer");
-    write_consumer(&consumer, &versions)?;
-    ensure_stable()?;
+    write_consumer(root, &consumer, &versions)?;
+    crate::reach::ensure_stable()?;
     let target = dir.join("target");
     let stable_cargo = |args: &[&str]| {
         let mut cmd = Command::new("rustup");
@@ -188,114 +192,31 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
     Ok(())
 }
 
-/// The consumer crate: its own workspace, lockstep from the unpacked package, the other two
-/// patched in from theirs (the path is rewritten on every run: no lock file is kept).
-fn write_consumer(dir: &Path, versions: &[(String, String)]) -> Result<()> {
+/// The consumer crate: `tests/downstream` (the program a downstream user writes) with its
+/// manifest pointed at the unpacked packages — lockstep by path, the other two patched in from
+/// theirs, as crates.io would resolve them (rewritten on every run: no lock file is kept).
+fn write_consumer(root: &Path, dir: &Path, versions: &[(String, String)]) -> Result<()> {
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir.join("src"))?;
     let path = |name: &str| -> String {
         let (name, version) = versions.iter().find(|(n, _)| n == name).expect("a published crate");
         format!("../{name}-{version}")
     };
-    let manifest = format!(
-        r#"# Written by `cargo xtask package` (xtask/src/package.rs): a crate built against lockstep's
-# packaged sources, as crates.io would serve them.
-[package]
-name = "lockstep-consumer"
-version = "0.0.0"
-edition = "2021"
-publish = false
-
-# Its own workspace root (it lies inside lockstep's target/, not in its workspace).
-[workspace]
-
-[dependencies]
-lockstep = {{ path = "{lockstep}" }}
-
-[features]
-gpu = ["lockstep/gpu"]
-
-# The packaged lockstep names these by version, from crates.io: take the packaged ones.
-[patch.crates-io]
-lockstep-shared = {{ path = "{shared}" }}
-lockstep-ptx-builder = {{ path = "{builder}" }}
-"#,
-        lockstep = path("lockstep"),
-        shared = path("lockstep-shared"),
-        builder = path("lockstep-ptx-builder"),
-    );
-    std::fs::write(dir.join("Cargo.toml"), manifest)?;
-    std::fs::write(dir.join("src/main.rs"), CONSUMER_MAIN)?;
-    Ok(())
-}
-
-/// The consumer's program: a weighted fixed-point histogram on one CPU thread and on all of
-/// them (the same bits), and the GPU when the build has one and a driver is there.
-const CONSUMER_MAIN: &str = r#"//! Written by `cargo xtask package`: lockstep's public API from its packaged sources.
-use lockstep::{Backend, Error, Gpu, histogram};
-use std::process::ExitCode;
-
-fn run() -> Result<bool, Error> {
-    let bins = histogram::bins(-4.0, 4.0, 64)?;
-    let x: Vec<f64> = (0..200_000).map(|i| (i as f64 * 0.618).sin() * 4.5).collect();
-    let w: Vec<f64> = (0..x.len()).map(|i| 1.0 + (i % 7) as f64 * 0.25).collect();
-    let want = histogram::fixed(Backend::CpuSeq, &bins, &x, Some(&w))?;
-    let gpu = match Gpu::new() {
-        Ok(gpu) => Some(gpu),
-        Err(e @ (Error::NoDriver { .. } | Error::NoDevice { .. })) => {
-            println!("consumer: no GPU ({e})");
-            None
-        }
-        Err(e) => return Err(e),
-    };
-    let mut same = true;
-    for backend in [Some(Backend::Cpu), gpu.as_ref().map(Backend::Gpu)].into_iter().flatten() {
-        let got = histogram::fixed(backend, &bins, &x, Some(&w))?;
-        let equal = got.counts.iter().map(|v| v.to_bits()).eq(want.counts.iter().map(|v| v.to_bits()))
-            && (got.nan, got.below, got.above) == (want.nan, want.below, want.above);
-        let total: f64 = got.counts.iter().sum();
-        println!(
-            "consumer: weighted histogram of {} values, {} vs cpu-seq: {} (sum {total}, {} below, {} above)",
-            x.len(),
-            backend.name(),
-            if equal { "bits equal" } else { "BITS DIFFER" },
-            got.below,
-            got.above
+    let manifest = std::fs::read_to_string(root.join("tests/downstream/Cargo.toml"))?;
+    let dependency = "lockstep = { path = \"../../crates/host\" }";
+    if !manifest.contains(dependency) {
+        bail!("tests/downstream/Cargo.toml must depend on lockstep by `{dependency}`");
+    }
+    let manifest = manifest.replace(dependency, &format!("lockstep = {{ path = {:?} }}", path("lockstep")))
+        + &format!(
+            "\n# Written by `cargo xtask package`: the packaged lockstep names these by version, from\n\
+             # crates.io; take the packaged ones.\n[patch.crates-io]\nlockstep-shared = {{ path = {:?} }}\n\
+             lockstep-ptx-builder = {{ path = {:?} }}\n",
+            path("lockstep-shared"),
+            path("lockstep-ptx-builder")
         );
-        same &= equal;
-    }
-    Ok(same)
-}
-
-fn main() -> ExitCode {
-    match run() {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
-        Err(e) => {
-            eprintln!("consumer: error: {e}");
-            ExitCode::FAILURE
-        }
-    }
-}
-"#;
-
-/// Installs the stable toolchain when rustup lacks it (as the downstream step does).
-fn ensure_stable() -> Result<()> {
-    let installed = Command::new("rustup").args(["run", "stable", "rustc", "--version"]).output();
-    if !installed.is_ok_and(|o| o.status.success()) {
-        run(
-            Command::new("rustup").args(["toolchain", "install", "stable", "--profile", "minimal"]),
-            "rustup toolchain install stable",
-        )?;
-    }
-    Ok(())
-}
-
-fn run(cmd: &mut Command, what: &str) -> Result<()> {
-    let status = cmd.status().with_context(|| format!("starting {what}"))?;
-    if !status.success() {
-        bail!("{what} failed ({status})");
-    }
+    std::fs::write(dir.join("Cargo.toml"), manifest)?;
+    std::fs::copy(root.join("tests/downstream/src/main.rs"), dir.join("src/main.rs"))?;
     Ok(())
 }
 

@@ -15,6 +15,7 @@
 //!   machine without PyPI), `python/tests`, `python/bench` and `run-python-tests.sh`, which
 //!   installs them into `pylib/` beside the machine's own numpy and runs pytest with the GPU required.
 
+use crate::run;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -31,14 +32,6 @@ fn venv(root: &Path) -> Result<PathBuf> {
         run(Command::new("python3").args(["-m", "venv"]).arg(&dir), "python3 -m venv target/python-venv")?;
     }
     Ok(python)
-}
-
-fn run(cmd: &mut Command, what: &str) -> Result<()> {
-    let status = cmd.status().with_context(|| format!("starting {what}"))?;
-    if !status.success() {
-        bail!("{what} failed ({status})");
-    }
-    Ok(())
 }
 
 /// The wheel (maturin) installed with its test extra into the venv, pytest on `python/tests`,

@@ -65,14 +65,7 @@ pub fn without_driver(root: &Path) -> Result<()> {
 /// plain dependency (CPU), once with feature `gpu`, run with no driver library.
 pub fn downstream(root: &Path) -> Result<()> {
     println!("=== downstream crate on stable Rust (tests/downstream)");
-    let installed = Command::new("rustup").args(["run", "stable", "rustc", "--version"]).output();
-    if !installed.is_ok_and(|o| o.status.success()) {
-        let status =
-            Command::new("rustup").args(["toolchain", "install", "stable", "--profile", "minimal"]).status()?;
-        if !status.success() {
-            bail!("could not install the stable toolchain");
-        }
-    }
+    ensure_stable()?;
     let dir = std::env::temp_dir().join(format!("lockstep-downstream-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("src"))?;
@@ -109,6 +102,19 @@ pub fn downstream(root: &Path) -> Result<()> {
     })();
     let _ = std::fs::remove_dir_all(&dir);
     result
+}
+
+/// Installs the stable toolchain when rustup lacks it (the downstream and package steps build
+/// on stable).
+pub(crate) fn ensure_stable() -> Result<()> {
+    let installed = Command::new("rustup").args(["run", "stable", "rustc", "--version"]).output();
+    if !installed.is_ok_and(|o| o.status.success()) {
+        crate::run(
+            Command::new("rustup").args(["toolchain", "install", "stable", "--profile", "minimal"]),
+            "rustup toolchain install stable",
+        )?;
+    }
+    Ok(())
 }
 
 /// Fails when `exe` lists libcuda among its needed libraries (skipped without `readelf`).

@@ -379,20 +379,9 @@ pub fn run(args: Args) -> Result<()> {
         _ => Some(0),
     };
     let gpu = common::pick(args.device)?;
-    // With --out the run is made and written in chunks (bridge_chunks.rs); without, in one piece
-    // (held for the summary and the plot). On the GPU wherever it generates ranges
-    // (cpu::gpu_generates_range: every source; Philox through the normals kernels' path offset).
-    let kind: Source<'_, f32> = match args.source {
-        SourceArg::Philox => Source::Philox { seed: 0 },
-        SourceArg::PhiloxBm => Source::PhiloxBoxMuller { seed: 0 },
-        SourceArg::Sobol => Source::Sobol { offset: 0 },
-        SourceArg::File(_) => Source::Buffer(&[]),
-    };
-    let gpu_chunks = cpu::gpu_generates_range(&kind);
-    let one_piece = args.out.is_none() || (gpu.is_some() && !gpu_chunks);
-    if one_piece && args.chunk_paths.is_some_and(|c| c < args.paths) {
-        bail!("--chunk-paths: this source is generated in one piece on the GPU; use --device cpu (the same bits)");
-    }
+    // With --out the run is made and written in chunks (bridge_chunks.rs), on the GPU too (every
+    // source generates ranges there); without, in one piece (held for the summary and the plot).
+    let one_piece = args.out.is_none();
     let chunk = match (one_piece, args.chunk_paths) {
         (true, _) => args.paths,
         (false, Some(c)) => c.min(args.paths),
@@ -415,11 +404,7 @@ pub fn run(args: Args) -> Result<()> {
     let held = (if chunks == 1 || gpu.is_some() { 2 } else { 3 }) + u64::from(args.plot.is_some() && chunks > 1);
     let host = common::add(&[plan_bytes, file_bytes, plot_bytes, chunk_bytes.and_then(|b| b.checked_mul(held))]);
     let device = common::add(&[plan_bytes, chunk_bytes, chunk_bytes, chunk_bytes]);
-    let lower = if args.out.is_some() && one_piece {
-        "--paths or --steps (or use --device cpu or --source sobol, which write --out in chunks)"
-    } else {
-        "--paths or --steps (or the --times file)"
-    };
+    let lower = "--paths or --steps (or the --times file)";
     common::check_run_memory(gpu.as_ref(), host, device, lower)?;
     let plan = Plan::new(&spec(&args)?)?;
     match args.precision {

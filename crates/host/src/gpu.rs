@@ -142,7 +142,7 @@ impl Gpu {
     pub fn function(&self, name: &'static str) -> Result<Function<'_>> {
         // an architecture-specific kernel of another image: refused before asking the driver
         if let Some(holder) = crate::ptx::image_holding(name)
-            && !self.loaded.image.is_some_and(|i| std::ptr::eq(i, holder))
+            && !self.loaded_is(holder)
         {
             return Err(Error::KernelNotLoaded { name, holder: holder.describe(), loaded: self.loaded.what.clone() });
         }
@@ -154,9 +154,14 @@ impl Gpu {
     /// where its image was loaded).
     pub fn has_kernel(&self, name: &str) -> bool {
         match crate::ptx::image_holding(name) {
-            Some(holder) => self.loaded.image.is_some_and(|i| std::ptr::eq(i, holder)),
+            Some(holder) => self.loaded_is(holder),
             None => crate::ptx::KERNELS.contains(&name),
         }
+    }
+
+    /// Whether this GPU loaded the embedded image `image`.
+    fn loaded_is(&self, image: &crate::ptx::Image) -> bool {
+        self.loaded.image.is_some_and(|i| std::ptr::eq(i, image))
     }
 
     /// Free and total device memory in bytes.

@@ -185,31 +185,10 @@ fn directions_for<T>(plan: &Plan, source: &Source<'_, T>) -> Result<Vec<u32>> {
     }
 }
 
-/// Generates `paths` paths (or increments) on one thread: `(N+1)·d·paths` values, `[row][path]`.
+/// Generates `paths` paths (or increments) on one thread: `(N+1)·d·paths` values, `[row][path]`
+/// ([`generate_range_seq`] from path 0).
 pub fn generate_seq<T: Precision>(plan: &Plan, source: Source<'_, T>, paths: usize, output: Output) -> Result<Vec<T>> {
-    let len = check_generation(plan, &source, paths)?;
-    let dirs = directions_for(plan, &source)?;
-    let mut out = vec![T::ZERO; len];
-    let pp = path_plan::<T>(plan, output);
-    let mut stack = vec![T::ZERO; plan.stack_slots() * plan.dims()];
-    for p in 0..paths {
-        let mut sink = Into { out: &mut out, paths, p };
-        let mut st = SliceStack(&mut stack);
-        match source {
-            Source::Buffer(z) => generate_path::<T, MAX_DIMS, 1>(&pp, &mut Strided { z, paths, p }, &mut st, &mut sink),
-            Source::Philox { seed } => {
-                generate_path::<T, MAX_DIMS, 1>(&pp, &mut PhiloxNormals::new(seed, p as u64), &mut st, &mut sink)
-            }
-            Source::PhiloxBoxMuller { seed } => {
-                generate_path::<T, MAX_DIMS, 1>(&pp, &mut PhiloxBoxMuller::new(seed, p as u64), &mut st, &mut sink)
-            }
-            Source::Sobol { offset } => {
-                let mut z = SobolNormals { dirs: &dirs, point: offset.wrapping_add(p as u32) };
-                generate_path::<T, MAX_DIMS, 1>(&pp, &mut z, &mut st, &mut sink)
-            }
-        }
-    }
-    Ok(out)
+    generate_range_seq(plan, source, 0, paths, output)
 }
 
 /// Paths per rayon task.

@@ -250,14 +250,8 @@ impl<'g> Bridge<'g> {
         out: &mut DeviceSlice<T>,
     ) -> Result<()> {
         let (n, _) = output_len(plan, paths, out)?;
-        let end = first.saturating_add(n as u64);
-        if end > u32::MAX as u64 {
-            return Err(Error::TooLarge {
-                what: "first + paths (path indices of one run)",
-                value: end,
-                max: u32::MAX as u64,
-            });
-        }
+        let sobol = if let DeviceSource::Sobol { offset } = source { Some(offset) } else { None };
+        super::range::check_indices(first, n as u64, sobol)?;
         let rows = len_u32("rows", plan.rows())?;
         let grid = Grid1d::for_len(n as u64, self.block_size())?;
         let k = T::pick(self);
@@ -278,13 +272,9 @@ impl<'g> Bridge<'g> {
                 unsafe { k.normals_bm.launch(self.gpu(), grid, 0, (rows, seed, first, op, n)) }
             }
             DeviceSource::Sobol { offset } => {
-                let shifted = offset as u64 + first;
-                let offset =
-                    u32::try_from(shifted).ok().filter(|_| shifted + n as u64 <= 1 << 32).ok_or(Error::TooLarge {
-                        what: "Sobol point index offset + first + paths",
-                        value: shifted + n as u64,
-                        max: 1 << 32,
-                    })?;
+                // check_indices: offset + first + paths ≤ 2^32, so the shifted offset fits (an
+                // empty range launches nothing)
+                let offset = (offset as u64 + first) as u32;
                 let (dirs, low) = self.sobol_dirs(plan, offset, paths)?;
                 // ≤ 24 KiB (64 rows at 1024 threads).
                 let shared_bytes = normals_shared_bytes(plan.rows(), self.block_size() as usize) as u32;

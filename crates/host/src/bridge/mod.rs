@@ -23,7 +23,7 @@ pub use cpu::{
 #[cfg(feature = "gpu")]
 pub use gpu::{Bridge, DEFAULT_BLOCK, DevicePlan, DeviceSource, Variant};
 pub use plan::{BridgeSpec, Noise, Plan, Precision, Tables, bisection_order, first_then_bisection, forward_order};
-pub use range::{check_range, generate_range, gpu_generates_range};
+pub use range::{check_range, generate_range};
 
 use crate::{Backend, Result};
 

@@ -21,7 +21,16 @@ use std::sync::atomic::AtomicBool;
 /// (`[row][count]`).
 pub fn check_range<T>(plan: &Plan, source: &Source<'_, T>, first: u64, count: usize) -> Result<usize> {
     let len = check_generation(plan, source, count)?;
-    let end = first.saturating_add(count as u64);
+    let sobol = if let Source::Sobol { offset } = source { Some(*offset) } else { None };
+    check_indices(first, count as u64, sobol)?;
+    Ok(len)
+}
+
+/// The index checks of a range, for [`check_range`] and the GPU's
+/// `Bridge::normals_range_on_device`: `first + count ≤ u32::MAX` (the path indices of one run)
+/// and, for Sobol with `offset`, `offset + first + count ≤ 2^32`.
+pub(crate) fn check_indices(first: u64, count: u64, sobol_offset: Option<u32>) -> Result<()> {
+    let end = first.saturating_add(count);
     if end > u32::MAX as u64 {
         return Err(Error::TooLarge {
             what: "first + count (path indices of one run)",
@@ -29,8 +38,8 @@ pub fn check_range<T>(plan: &Plan, source: &Source<'_, T>, first: u64, count: us
             max: u32::MAX as u64,
         });
     }
-    if let Source::Sobol { offset } = source {
-        let last = *offset as u64 + end;
+    if let Some(offset) = sobol_offset {
+        let last = offset as u64 + end;
         if last > 1 << 32 {
             return Err(Error::TooLarge {
                 what: "Sobol point index offset + first + count",
@@ -39,14 +48,7 @@ pub fn check_range<T>(plan: &Plan, source: &Source<'_, T>, first: u64, count: us
             });
         }
     }
-    Ok(len)
-}
-
-/// Whether [`generate_range`] on the GPU generates ranges that start after path 0 from
-/// `source`: every source does (buffers as they are, Sobol by a shifted offset, Philox and
-/// Box–Muller through the normals kernels' path offset). Kept for callers that ask.
-pub fn gpu_generates_range<T>(source: &Source<'_, T>) -> bool {
-    matches!(source, Source::Buffer(_) | Source::Sobol { .. } | Source::Philox { .. } | Source::PhiloxBoxMuller { .. })
+    Ok(())
 }
 
 /// Paths `first..first + count` (or their increments) of `plan` from `source` on `backend`:

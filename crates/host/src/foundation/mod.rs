@@ -120,9 +120,8 @@ pub fn exp_sin_log(backend: Backend<'_>, x: &[f64]) -> Result<Vec<f64>> {
 /// loaded another image (not a Hopper GPU, or `LOCKSTEP_MODULE=ptx`); the CPU gives what a
 /// launch without a cluster dimension gives, `(1, 0, b)`. Errors: more than 2^20 blocks.
 pub fn cluster_probe(backend: Backend<'_>, blocks: u32) -> Result<Vec<[u32; 3]>> {
-    check_probe_blocks(blocks)?;
     match backend {
-        Backend::CpuSeq | Backend::Cpu => Ok(cluster_probe_cpu(blocks)),
+        Backend::CpuSeq | Backend::Cpu => check_probe_blocks(blocks).map(|()| cluster_probe_cpu(blocks)),
         #[cfg(feature = "gpu")]
         Backend::Gpu(gpu) => Clusters::new(gpu)?.probe(blocks),
         #[cfg(not(feature = "gpu"))]
