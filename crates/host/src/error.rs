@@ -113,6 +113,27 @@ pub enum Error {
         /// What is wrong, or why it cannot be written.
         why: String,
     },
+    /// A collective of a distributed run failed on this rank: the ranks called different
+    /// collectives (each rank names both), a rank left or died, the rendezvous failed, or a
+    /// peer did not answer in time. Every rank of the run gets one; none hangs.
+    #[error("rank {rank} of {size}: {why}")]
+    Collective {
+        /// This rank.
+        rank: usize,
+        /// Ranks in the run.
+        size: usize,
+        /// What went wrong, naming the collective.
+        why: String,
+    },
+    /// An NCCL call failed (the library is loaded at run time: `LOCKSTEP_NCCL`, the
+    /// `nvidia-nccl-cu13` Python package, or the loader path).
+    #[error("NCCL call `{call}` failed: {why}")]
+    Nccl {
+        /// The call, e.g. `ncclCommInitRank`.
+        call: &'static str,
+        /// NCCL's error string (or why the library could not be loaded).
+        why: String,
+    },
     /// A kernel launch failed (or the kernel failed, reported at launch).
     #[cfg(feature = "gpu")]
     #[error("CUDA call `cuLaunchKernel({kernel})` failed: {source}")]

@@ -19,6 +19,7 @@
 mod backend;
 pub mod bridge;
 pub mod checkpoint;
+pub mod dist;
 #[cfg(feature = "gpu")]
 mod driver;
 pub mod error;
