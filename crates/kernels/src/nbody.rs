@@ -135,13 +135,19 @@ impl Pair<f64> for Fast {
     }
 }
 
-/// Stores stage `stage`'s result for body `i` (see the module docs).
+/// Stores stage `stage`'s result for body `i` (see the module docs): `i` is the body's index in
+/// `x`, `v` and `k` (`n` bodies each; `k` holds three stages of them) and `at` its index in
+/// `dst` (equal to `i` unless a rank holds bodies `first..first + n` of a larger system, whose
+/// stage positions `dst` holds).
 ///
 /// # Safety
-/// `i < n`; `x`, `v`, `dst` hold `n` bodies and `k` `3n`; no other thread writes these slots.
+/// `i < n`; `x`, `v` hold `n` bodies and `k` `3n`, `dst` more than `at`; no other thread writes
+/// these slots.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 unsafe fn finish<T: Real>(
     i: u32,
+    at: u32,
     n: u32,
     stage: u32,
     a: V4<T>,
@@ -160,7 +166,7 @@ unsafe fn finish<T: Real>(
             // The next position needs k_{stage}v, stored by this thread one launch earlier.
             let before = if stage >= 1 { *k.add((stage as usize - 1) * nu + iu) } else { a };
             *k.add(stage as usize * nu + iu) = a;
-            *dst.add(iu) = stage_position(stage + 1, xi, vi, before, c);
+            *dst.add(at as usize) = stage_position(stage + 1, xi, vi, before, c);
         } else {
             let kv = [*k.add(iu), *k.add(nu + iu), *k.add(2 * nu + iu), a];
             let (x1, v1) = combine(xi, vi, kv, c);
@@ -170,14 +176,18 @@ unsafe fn finish<T: Real>(
     }
 }
 
-/// Global-memory stage: thread `i` reads every body from `src` in order.
+/// Global-memory stage: thread `t` handles body `i = first + t` (`t < count`), reading every
+/// body from `src` in order. A whole system is `first = 0`, `count = n`.
 ///
 /// # Safety
-/// As the kernels: `src`, `x`, `v`, `dst` hold `n` bodies, `k` `3n`; `src` is not written.
+/// As the kernels: `src`, `dst` hold `n` bodies, `x`, `v` `count` and `k` `3·count`;
+/// `first + count ≤ n`; `src` is not written.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn global_stage<T: Real, P: Pair<T>>(
     n: u32,
+    first: u32,
+    count: u32,
     stage: u32,
     g: T,
     eps2: T,
@@ -188,20 +198,22 @@ unsafe fn global_stage<T: Real, P: Pair<T>>(
     k: *mut V4<T>,
     dst: *mut V4<T>,
 ) {
-    let i = index_1d();
-    if i >= n {
+    let t = index_1d();
+    if t >= count {
         return;
     }
-    // SAFETY: i, j < n = src's length; the rest is forwarded.
+    let i = first + t;
+    // SAFETY: i, j < n = src's length; t < count; the rest is forwarded.
     unsafe {
         let xi = *src.add(i as usize);
         let a = accel_with(i, xi, n, |j| *src.add(j as usize), eps2, g, P::term);
-        finish(i, n, stage, a, h, x, v, k, dst);
+        finish(t, i, count, stage, a, h, x, v, k, dst);
     }
 }
 
 /// Shared-memory tiled stage: each block stages `blockDim.x` bodies at a time in `tile`, every
 /// thread walks the tile in order (so `j` still increases), all threads reach every barrier.
+/// Thread `t` of the grid handles body `first + t` (`t < count`), as [`global_stage`].
 ///
 /// # Safety
 /// As [`global_stage`], and `tile` is this block's shared array of at least `blockDim.x`
@@ -211,6 +223,8 @@ unsafe fn global_stage<T: Real, P: Pair<T>>(
 unsafe fn shared_stage<T: TileIo, P: Pair<T>>(
     tile: *mut V4<T>,
     n: u32,
+    first: u32,
+    count: u32,
     stage: u32,
     g: T,
     eps2: T,
@@ -223,8 +237,9 @@ unsafe fn shared_stage<T: TileIo, P: Pair<T>>(
 ) {
     let t = thread_idx_x();
     let dim = block_dim_x();
-    let i = block_idx_x() * dim + t;
-    let live = i < n;
+    let mine = block_idx_x() * dim + t;
+    let live = mine < count;
+    let i = first + mine;
     let tile = shared_addr(tile);
     let size = core::mem::size_of::<V4<T>>() as u32;
     // SAFETY: read only below n.
@@ -271,7 +286,7 @@ unsafe fn shared_stage<T: TileIo, P: Pair<T>>(
     }
     if live {
         // SAFETY: i < n; forwarded.
-        unsafe { finish(i, n, stage, scale_accel(acc, g), h, x, v, k, dst) };
+        unsafe { finish(mine, i, count, stage, scale_accel(acc, g), h, x, v, k, dst) };
     }
 }
 
@@ -288,7 +303,7 @@ macro_rules! nbody_kernels {
             src: *const V4<$t>, x: *mut V4<$t>, v: *mut V4<$t>, k: *mut V4<$t>, dst: *mut V4<$t>,
         ) {
             // SAFETY: the launcher checked every length and the aliasing rule.
-            unsafe { global_stage::<$t, $pair>(n, stage, g, eps2, h, src, x, v, k, dst) }
+            unsafe { global_stage::<$t, $pair>(n, 0, n, stage, g, eps2, h, src, x, v, k, dst) }
         }
 
         #[doc = concat!("One RK4 stage, shared-memory tiles of `blockDim.x` bodies, ", $what, ".")]
@@ -302,7 +317,7 @@ macro_rules! nbody_kernels {
         ) {
             let tile = shared_array![$tile: [V4<$t>; MAX_TILE]];
             // SAFETY: the launcher checked every length, the aliasing rule and the block size.
-            unsafe { shared_stage::<$t, $pair>(tile, n, stage, g, eps2, h, src, x, v, k, dst) }
+            unsafe { shared_stage::<$t, $pair>(tile, n, 0, n, stage, g, eps2, h, src, x, v, k, dst) }
         }
     )*};
 }
@@ -319,4 +334,45 @@ nbody_kernels!(
         Fast,
         "f64, fast (FMA, rsqrt.approx; ptxas refines it)"
     ),
+);
+
+macro_rules! nbody_rank_kernels {
+    ($(($global:ident, $shared:ident, $tile:ident, $t:ty, $what:literal)),* $(,)?) => {$(
+        #[doc = concat!("One RK4 stage of one rank's bodies `first..first + count` of an `n`-body system, global memory, ", $what, ".")]
+        ///
+        /// `src` and `dst` hold the whole system's stage positions (`n` bodies: the ranks
+        /// all-gather `dst` before the next stage); `x`, `v` hold the rank's `count` bodies and
+        /// `k` three stages of them.
+        ///
+        /// # Safety
+        /// `src`, `dst` hold `n` bodies, `x`, `v` `count` and `k` `3·count` (16-byte aligned,
+        /// `first + count ≤ n < 2^31`); `src` is none of the written buffers; `stage < 4`.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $global(
+            n: u32, first: u32, count: u32, stage: u32, g: $t, eps2: $t, h: $t,
+            src: *const V4<$t>, x: *mut V4<$t>, v: *mut V4<$t>, k: *mut V4<$t>, dst: *mut V4<$t>,
+        ) {
+            // SAFETY: the launcher checked every length and the aliasing rule.
+            unsafe { global_stage::<$t, Exact>(n, first, count, stage, g, eps2, h, src, x, v, k, dst) }
+        }
+
+        #[doc = concat!("One RK4 stage of one rank's bodies, shared-memory tiles of `blockDim.x` bodies, ", $what, ".")]
+        ///
+        /// # Safety
+        /// As the global-memory rank kernel, and `blockDim.x ≤ 1024`, `blockDim.y = blockDim.z = 1`.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $shared(
+            n: u32, first: u32, count: u32, stage: u32, g: $t, eps2: $t, h: $t,
+            src: *const V4<$t>, x: *mut V4<$t>, v: *mut V4<$t>, k: *mut V4<$t>, dst: *mut V4<$t>,
+        ) {
+            let tile = shared_array![$tile: [V4<$t>; MAX_TILE]];
+            // SAFETY: the launcher checked every length, the aliasing rule and the block size.
+            unsafe { shared_stage::<$t, Exact>(tile, n, first, count, stage, g, eps2, h, src, x, v, k, dst) }
+        }
+    )*};
+}
+
+nbody_rank_kernels!(
+    (nbody_rank_global_f32, nbody_rank_shared_f32, NBODY_RANK_TILE_F32, f32, "f32, exact"),
+    (nbody_rank_global_f64, nbody_rank_shared_f64, NBODY_RANK_TILE_F64, f64, "f64, exact"),
 );

@@ -8,6 +8,7 @@
 //! than memory), with the same bits.
 
 mod cpu;
+pub mod dist;
 #[cfg(feature = "gpu")]
 mod gpu;
 #[cfg(feature = "gpu")]

@@ -132,7 +132,9 @@ pub struct Tables<T> {
 
 /// f32 or f64 generation.
 #[allow(private_bounds)] // sealed: `Select` picks the GPU kernels of each precision
-pub trait Precision: Real + crate::DeviceValue + Select + Default + Send + Sync + std::fmt::Debug + 'static {
+pub trait Precision:
+    Real + crate::DeviceValue + crate::dist::Plain + Select + Default + Send + Sync + std::fmt::Debug + 'static
+{
     /// The plan's tables in this precision.
     fn tables(plan: &Plan) -> &Tables<Self>;
     /// "f32" or "f64".

@@ -151,6 +151,25 @@ pub fn setups(params: &MgParams, seed: u32, first: u64, count: u64) -> Vec<Setup
         .collect()
 }
 
+/// [`setup`] for groups `groups` only (a rank's share of a game split over ranks): the initial
+/// history (group 0's first draw, made whoever holds group 0) and the generators of those
+/// groups, each jumped to directly; equal to the slice `groups` of [`setup`]'s generators.
+pub fn setup_share(params: &MgParams, seed: u32, trial: u64, groups: std::ops::Range<u64>) -> Setup {
+    let layout = Layout::of(params);
+    let table = jump_table();
+    let base = Xsadd::new(seed);
+    let mut zero = table.jump(base, layout.offset(trial, 0));
+    let h0_draw = zero.next_u32();
+    let group_step = table.matrix(layout.group_stride);
+    let mut x = table.jump(base, layout.offset(trial, groups.start)).to_bits();
+    let mut states = Vec::with_capacity(groups.clone().count());
+    for g in groups {
+        states.push(if g == 0 { zero } else { Xsadd::from_bits(x) });
+        x = group_step.apply(x);
+    }
+    Setup { h0: initial_history(h0_draw, params.m), h0_draw, states }
+}
+
 /// A game's result: the initial history and how many agents chose side 1 at each step.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Outcome {
@@ -351,13 +370,45 @@ impl CpuGame {
         Ok(CpuGame::build(params, seed, trial, parallel, false))
     }
 
+    /// A rank's share of trial `trial` of `seed` split over ranks: groups `groups` only, their
+    /// tables built (pass 0 next). Play it with [`CpuGame::pass_local`] and
+    /// [`CpuGame::commit`], the vote counts summed over the ranks in between
+    /// (`lockstep::mg::dist`). Errors: as [`CpuGame::new`]; groups past `params.groups`.
+    pub fn share(
+        params: &MgParams,
+        seed: u32,
+        trial: u64,
+        parallel: bool,
+        groups: std::ops::Range<u64>,
+    ) -> Result<CpuGame> {
+        let params = &validate(params.n, params.m, params.s, params.p, params.groups)?;
+        check_host_size(params)?;
+        if groups.start > groups.end || groups.end > params.groups {
+            return Err(Error::InvalidInput {
+                what: "groups of a share",
+                why: format!("{groups:?} of {} groups", params.groups),
+            });
+        }
+        Ok(CpuGame::build_groups(params, seed, trial, parallel, false, groups))
+    }
+
     fn build(params: &MgParams, seed: u32, trial: u64, parallel: bool, trace: bool) -> CpuGame {
-        let Setup { h0, h0_draw, states } = setup(params, seed, trial);
+        CpuGame::build_groups(params, seed, trial, parallel, trace, 0..params.groups)
+    }
+
+    fn build_groups(
+        params: &MgParams,
+        seed: u32,
+        trial: u64,
+        parallel: bool,
+        trace: bool,
+        share: std::ops::Range<u64>,
+    ) -> CpuGame {
+        let Setup { h0, h0_draw, states } = setup_share(params, seed, trial, share.clone());
         let mut groups: Vec<Group> = states
             .into_iter()
-            .enumerate()
-            .map(|(g, rng)| {
-                let g = g as u64;
+            .zip(share)
+            .map(|(rng, g)| {
                 let len = params.group_len(g);
                 let per = (params.s * params.words) as usize;
                 let rec = if trace {
@@ -442,10 +493,21 @@ impl CpuGame {
 
     /// Runs the next pass (settles step `next − 1`, votes in step `next`); nothing when over.
     pub fn pass(&mut self) {
+        if self.is_over() {
+            return;
+        }
+        let votes = self.pass_local();
+        self.commit(votes);
+    }
+
+    /// The next pass over this game's groups (all of them, or a rank's share): returns their
+    /// side-1 votes; [`CpuGame::commit`] with the whole game's count ends the pass. Nothing
+    /// (0) when over.
+    pub fn pass_local(&mut self) -> u64 {
         let params = self.params;
         let k = self.next;
         if k > params.p {
-            return;
+            return 0;
         }
         let pass = if k == 0 {
             Pass::new(0, params.p, self.h0, 0, self.h0)
@@ -455,12 +517,21 @@ impl CpuGame {
             let w_prev = winning_side(ones[k as usize - 1], params.n);
             Pass::new(k, params.p, h_prev, w_prev, next_history(h_prev, w_prev, params.history_mask()))
         };
-        let votes: u64 = if self.parallel {
+        if self.parallel {
             self.groups.par_iter_mut().map(|gr| gr.pass(&params, pass)).sum()
         } else {
             self.groups.iter_mut().map(|gr| gr.pass(&params, pass)).sum()
-        };
-        if k < params.p {
+        }
+    }
+
+    /// Ends the pass [`CpuGame::pass_local`] ran: `votes` is the whole game's side-1 count of
+    /// that step (a share's own count summed over the ranks). Nothing when over.
+    pub fn commit(&mut self, votes: u64) {
+        let k = self.next;
+        if k > self.params.p {
+            return;
+        }
+        if k < self.params.p {
             self.ones[k as usize] = votes;
         }
         self.next += 1;

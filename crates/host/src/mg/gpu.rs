@@ -8,7 +8,7 @@ use crate::gpu::Gpu;
 use crate::gpu::{download, upload};
 use crate::kernel::{Kernel, KernelArgs, Param};
 use crate::launch::{Dims, Grid1d, block_size};
-use crate::mg::cpu::{Outcome, Setup, Trace, draws_of_group, jump_table, setups, validate};
+use crate::mg::cpu::{Outcome, Setup, Trace, draws_of_group, jump_table, setup_share, setups, validate};
 use crate::mg::state::{GameState, normalize_s2, pack_s2, unpack_s2};
 use cust::device::DeviceAttribute;
 use cust::function::{BlockSize, FunctionAttribute};
@@ -63,6 +63,8 @@ unsafe impl DeviceCopy for Param<MgStandaloneBuffers> {}
 
 /// `(params, b, k, h0)`: one pass of the distributed game.
 type Step<'g> = Kernel<'g, (Param<MgParams>, Param<MgBuffers>, u32, u32)>;
+/// `(params, b, k, h0, n_total)`: one pass of a rank's share of a game split over ranks.
+type StepRank<'g> = Kernel<'g, (Param<MgParams>, Param<MgBuffers>, u32, u32, u64)>;
 /// `(params, b, h0, bar)`: the persistent grid-sync kernel.
 type GridSync<'g> = Kernel<'g, (Param<MgParams>, Param<MgBuffers>, u32, DevicePointer<u32>)>;
 /// `(params, sb)`: one game per block.
@@ -79,6 +81,8 @@ pub struct Mg<'g> {
     step_s2: Step<'g>,
     grid_sync_s2: GridSync<'g>,
     standalone_s2: Standalone<'g>,
+    step_rank: StepRank<'g>,
+    step_rank_s2: StepRank<'g>,
 }
 
 /// Whether the lean `*_s2` kernels run a game: `s = 2`, no trace and `p ≤ S2_MAX_P` (their
@@ -94,6 +98,9 @@ pub struct Game {
     trial: u64,
     /// The next pass of the kernel-per-step model (`p + 1` after a whole run).
     next: u32,
+    /// The agent count the minority is taken of: `params.n`, or for a rank's share
+    /// ([`Mg::prepare_share`]) the whole game's.
+    whole: u64,
     setup: Setup,
     rng0: Vec<u32>,
     tables: DeviceBuffer<u32>,
@@ -116,6 +123,22 @@ impl Game {
         self.next
     }
 
+    /// The device's vote counts (`p` of them): a share's all-reduce target.
+    pub fn ones(&self) -> &DeviceBuffer<u64> {
+        &self.ones
+    }
+
+    /// Refuses `what` on a rank's share (the operation needs the whole game's agents).
+    fn whole_only(&self, what: &str) -> Result<()> {
+        if self.whole != self.params.n {
+            return Err(Error::InvalidInput {
+                what: "Minority Game share",
+                why: format!("{what} needs the whole game; a rank's share runs pass by pass"),
+            });
+        }
+        Ok(())
+    }
+
     fn buffers(&self) -> MgBuffers {
         MgBuffers {
             tables: self.tables.as_device_ptr().as_raw(),
@@ -128,6 +151,17 @@ impl Game {
             draw_stride: self.trace.as_ref().map_or(0, |t| t.2),
         }
     }
+}
+
+/// The parameters of groups `groups` of `whole` stored as a game of their own: group `g` of
+/// the share is group `groups.start + g` of the whole game and has as many agents (the longer
+/// groups, `ceil(n/G)` agents, come first in both), so the share's strided layout and group
+/// lengths are the whole game's, restricted.
+pub(crate) fn share_params(whole: &MgParams, groups: std::ops::Range<u64>) -> MgParams {
+    let (q, r) = (whole.n / whole.groups, whole.n % whole.groups);
+    let long = groups.end.min(r).saturating_sub(groups.start);
+    let len = groups.end - groups.start;
+    MgParams::new(len * q + long, whole.m, whole.s, whole.p, len)
 }
 
 fn flatten(states: &[lockstep_shared::xsadd::Xsadd]) -> Vec<u32> {
@@ -162,6 +196,8 @@ impl<'g> Mg<'g> {
             step_s2: gpu.kernel("mg_step_s2")?,
             grid_sync_s2: gpu.kernel("mg_grid_sync_s2")?,
             standalone_s2: gpu.kernel("mg_standalone_s2")?,
+            step_rank: gpu.kernel("mg_step_rank")?,
+            step_rank_s2: gpu.kernel("mg_step_rank_s2")?,
         };
         Ok(mg)
     }
@@ -265,9 +301,46 @@ impl<'g> Mg<'g> {
             seed,
             trial,
             next: 0,
+            whole: params.n,
             setup,
             rng0,
             trace,
+        })
+    }
+
+    /// A rank's share of a distributed game (trial `trial` of `seed`) split over ranks: groups
+    /// `groups` of `params`, stored as a game of their own (its agents in the same strided
+    /// layout, its own generators), the minority taken of the whole game's `n`. Run it pass by
+    /// pass with [`Mg::begin_on_device`] and [`Mg::passes_on_device`], summing every rank's
+    /// `ones[k]` (the game's vote counts, [`Game::ones`]) between passes `k` and `k + 1`
+    /// (`lockstep::mg::dist`). Errors: as [`Mg::prepare`]; an empty or out-of-range share.
+    pub fn prepare_share(&self, params: &MgParams, seed: u32, trial: u64, groups: std::ops::Range<u64>) -> Result<Game> {
+        let whole = validate(params.n, params.m, params.s, params.p, params.groups)?;
+        if groups.is_empty() || groups.end > whole.groups {
+            return Err(Error::InvalidInput {
+                what: "groups of a share",
+                why: format!("{groups:?} of {} groups: a share needs at least one group", whole.groups),
+            });
+        }
+        let params = share_params(&whole, groups.clone());
+        self.check_memory(game_bytes(&params))?;
+        let setup = setup_share(&whole, seed, trial, groups);
+        let rng0 = flatten(&setup.states);
+        Ok(Game {
+            tables: alloc(params.n * (params.s * params.words) as u64)?,
+            scores: alloc(params.n * params.s as u64)?,
+            rng: upload(&rng0)?,
+            rng_prev: upload(&rng0)?,
+            ones: alloc(params.p as u64)?,
+            bar: alloc(2)?,
+            params,
+            seed,
+            trial,
+            next: 0,
+            whole: whole.n,
+            setup,
+            rng0,
+            trace: None,
         })
     }
 
@@ -292,7 +365,9 @@ impl<'g> Mg<'g> {
     }
 
     /// Resets `game` and enqueues the whole game in model `model` (checks the grid first).
+    /// A rank's share runs pass by pass only ([`Mg::passes_on_device`]).
     pub fn run_on_device(&self, game: &mut Game, model: Distributed) -> Result<()> {
+        game.whole_only("run_on_device")?;
         let params = game.params;
         let blocks = match model {
             Distributed::KernelPerStep => {
@@ -352,10 +427,23 @@ impl<'g> Mg<'g> {
         }
         let grid = self.step_grid(game)?;
         let fast = lean(&params, game.trace.is_some());
-        let step = if fast { &self.step_s2 } else { &self.step };
-        self.check_block(step)?;
         let b = game.buffers();
         let h0 = game.setup.h0;
+        if game.whole != params.n {
+            let step = if fast { &self.step_rank_s2 } else { &self.step_rank };
+            self.check_block(step)?;
+            for k in game.next..end {
+                // SAFETY: parameters mirror `(params, b, k: u32, h0: u32, n_total: u64)` of both
+                // rank kernels (the _s2 one only for s = 2, no trace: shares have none); buffers as
+                // in `begin_on_device`, holding the share's state after passes 0..k and ones[0..k]
+                // the whole game's counts (the caller's all-reduces, in stream order).
+                unsafe { step.launch(self.gpu, grid, 0, (Param(params), Param(b), k, h0, game.whole))? };
+                game.next = k + 1;
+            }
+            return Ok(());
+        }
+        let step = if fast { &self.step_s2 } else { &self.step };
+        self.check_block(step)?;
         for k in game.next..end {
             // SAFETY: parameters mirror `(params, b, k: u32, h0: u32)` of both step kernels (the
             // _s2 one only for s = 2, no trace); buffers as in `begin_on_device`, holding the
@@ -370,6 +458,7 @@ impl<'g> Mg<'g> {
     /// scores, generators and votes downloaded; for the lean `s = 2` kernels the agent states
     /// are unpacked and the previous generators derived ([`unpack_s2`]).
     pub fn export_state(&self, game: &Game) -> Result<GameState> {
+        game.whole_only("export_state")?;
         self.gpu.synchronize()?;
         let params = game.params;
         let n = params.n as usize;

@@ -4,13 +4,14 @@
 //! reproducibility contract is in the docs of `lockstep_shared::mg`.
 
 mod cpu;
+pub mod dist;
 #[cfg(feature = "gpu")]
 mod gpu;
 mod resume;
 mod state;
 
 pub use cpu::{
-    CpuGame, JumpTable, MAX_P, Outcome, Setup, Trace, draws_of_group, mean_winner_ratio, play, setup, setups,
+    CpuGame, JumpTable, MAX_P, Outcome, Setup, Trace, draws_of_group, mean_winner_ratio, play, setup, setup_share, setups,
     trial_end, validate, winner_ratio,
 };
 #[cfg(feature = "gpu")]

@@ -9,11 +9,11 @@ use crate::error::{Error, Result};
 use lockstep_shared::nbody::{Rk4, STAGES, V4, accel_exact, combine, stage_position};
 use rayon::prelude::*;
 
-fn v4<T: Copy>(s: &[T], i: usize) -> V4<T> {
+pub(crate) fn v4<T: Copy>(s: &[T], i: usize) -> V4<T> {
     V4 { x: s[4 * i], y: s[4 * i + 1], z: s[4 * i + 2], w: s[4 * i + 3] }
 }
 
-fn put<T: Copy>(s: &mut [T], i: usize, v: V4<T>) {
+pub(crate) fn put<T: Copy>(s: &mut [T], i: usize, v: V4<T>) {
     s[4 * i..4 * i + 4].copy_from_slice(&[v.x, v.y, v.z, v.w]);
 }
 

@@ -5,6 +5,7 @@
 
 mod checkpoint;
 mod cpu;
+pub mod dist;
 #[cfg(feature = "gpu")]
 mod gpu;
 mod problem;

@@ -99,6 +99,7 @@ pub trait NbodyFloat:
     + crate::DeviceValue
     + crate::checkpoint::Value
     + Select
+    + crate::dist::Plain
     + Default
     + std::fmt::Debug
     + std::fmt::Display

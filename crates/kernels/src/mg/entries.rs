@@ -62,7 +62,7 @@ pub unsafe extern "ptx-kernel" fn mg_init_tables(params: MgParams, b: MgBuffers)
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn mg_step(params: MgParams, b: MgBuffers, k: u32, h0: u32) {
     // SAFETY: forwarded from the launch contract.
-    unsafe { step_impl::<false>(params, b, k, h0) }
+    unsafe { step_impl::<false>(params, b, k, h0, params.n) }
 }
 
 /// [`mg_step`] for `s = 2` without trace (fewer registers, loads issued together).
@@ -72,19 +72,46 @@ pub unsafe extern "ptx-kernel" fn mg_step(params: MgParams, b: MgBuffers, k: u32
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn mg_step_s2(params: MgParams, b: MgBuffers, k: u32, h0: u32) {
     // SAFETY: forwarded from the launch contract.
-    unsafe { step_impl::<true>(params, b, k, h0) }
+    unsafe { step_impl::<true>(params, b, k, h0, params.n) }
 }
 
+/// Pass `k` of one rank's share of a game split over ranks (`lockstep::mg::dist`): `params`
+/// describe the rank's groups stored as a game of their own (its agent count, its group count),
+/// `n_total` is the whole game's agent count, which decides the minority. `ones[k]` receives
+/// this rank's votes; the host sums the ranks' counts into every rank's `ones[k]` before pass
+/// `k + 1` (an all-reduce in stream order).
+///
+/// # Safety
+/// As [`mg_step`], with `ones[0..k]` holding the whole game's counts.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn mg_step_rank(params: MgParams, b: MgBuffers, k: u32, h0: u32, n_total: u64) {
+    // SAFETY: forwarded from the launch contract.
+    unsafe { step_impl::<false>(params, b, k, h0, n_total) }
+}
+
+/// [`mg_step_rank`] for `s = 2` without trace.
+///
+/// # Safety
+/// As [`mg_step_rank`]; `params.s == 2`, trace addresses unused.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn mg_step_rank_s2(params: MgParams, b: MgBuffers, k: u32, h0: u32, n_total: u64) {
+    // SAFETY: forwarded from the launch contract.
+    unsafe { step_impl::<true>(params, b, k, h0, n_total) }
+}
+
+/// One pass; `n_vote` is the agent count the minority is taken of (`params.n`, or the whole
+/// game's for a rank's share).
 #[inline(always)]
-pub(super) unsafe fn step_impl<const S2: bool>(params: MgParams, b: MgBuffers, k: u32, h0: u32) {
+pub(super) unsafe fn step_impl<const S2: bool>(params: MgParams, b: MgBuffers, k: u32, h0: u32, n_vote: u64) {
     let ones = b.ones as *mut u64;
     // SAFETY: t < k ≤ p counts, written by earlier launches.
     let read = |t: u32| unsafe { *ones.add(t as usize) };
     let pass = if k == 0 {
         Pass::new(0, params.p, h0, 0, h0)
     } else {
-        let h_prev = history_before(h0, k - 1, &params, read);
-        let w_prev = winning_side(read(k - 1), params.n);
+        let whole = MgParams { n: n_vote, ..params };
+        let h_prev = history_before(h0, k - 1, &whole, read);
+        let w_prev = winning_side(read(k - 1), n_vote);
         Pass::new(k, params.p, h_prev, w_prev, next_history(h_prev, w_prev, params.history_mask()))
     };
     // SAFETY: forwarded from the launch contract.
