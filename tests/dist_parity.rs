@@ -141,13 +141,16 @@ fn a_failing_rank_ends_every_rank() {
     assert!(err.to_string().contains("even"), "the failing rank's own error first: {err}");
 }
 
+/// The share kernels (`mg_step_rank`, `_s2`): a game split over `k` virtual ranks on one GPU,
+/// through `mg::dist::play` and by hand (shares prepared, passes launched, counts summed on the
+/// host), equals the plain kernel-per-step game and the CPU twin.
 #[test]
-fn gpu_ranks_sharing_one_gpu_equal_the_one_gpu_run() -> Result<(), Box<dyn std::error::Error>> {
+fn mg_step_rank_shares_on_one_gpu_equal_the_game() -> Result<(), Box<dyn std::error::Error>> {
     let gpu = gpu_or_skip!();
-    // Minority Game: the share kernels against the plain kernel-per-step game and the CPU twin.
+    let mgk = mg::Mg::new(gpu)?;
     for params in mg_cases() {
         let (want, _) = mg::play(&params, 99, 1, None, false)?;
-        let plain = mg::Mg::new(gpu)?.play(&params, 99, 1, mg::Distributed::KernelPerStep, false)?.0;
+        let plain = mgk.play(&params, 99, 1, mg::Distributed::KernelPerStep, false)?.0;
         assert_eq!(plain, want, "{params:?}: plain GPU game");
         for k in RANKS {
             for (r, o) in CpuGroup::run(k, |c| mg::dist::play(c, Backend::Gpu(gpu), &params, 99, 1))?.iter().enumerate()
@@ -155,8 +158,41 @@ fn gpu_ranks_sharing_one_gpu_equal_the_one_gpu_run() -> Result<(), Box<dyn std::
                 assert_eq!(o, &want, "{params:?} k = {k} rank {r} on the GPU");
             }
         }
+        // Two shares by hand: pass k on both, then both counts replaced by their sum.
+        let half = params.groups / 2;
+        if half == 0 {
+            continue;
+        }
+        let mut games =
+            [mgk.prepare_share(&params, 99, 1, 0..half)?, mgk.prepare_share(&params, 99, 1, half..params.groups)?];
+        for g in games.iter_mut() {
+            mgk.begin_on_device(g)?;
+        }
+        for k in 0..=params.p {
+            let mut sum = 0u64;
+            for g in games.iter_mut() {
+                mgk.passes_on_device(g, k + 1)?;
+                sum += mgk.outcome(g)?.ones.get(k as usize).copied().unwrap_or(0);
+            }
+            if k < params.p {
+                for g in games.iter_mut() {
+                    use lockstep::CopyDestination;
+                    g.ones_mut().index(k as usize).copy_from(&[sum][..])?;
+                }
+            }
+        }
+        for g in &games {
+            assert_eq!(mgk.outcome(g)?, want, "{params:?}: two shares by hand");
+        }
     }
-    // n-body: the rank kernels (global and tiled) against the plain kernels and the CPU twin.
+    Ok(())
+}
+
+/// The rank kernels (`nbody_rank_*`, global and tiled): bodies split over `k` virtual ranks on
+/// one GPU equal the plain kernels' run and the CPU twin.
+#[test]
+fn nbody_rank_kernels_equal_the_one_gpu_run() -> Result<(), Box<dyn std::error::Error>> {
+    let gpu = gpu_or_skip!();
     for n in [1usize, 5, 300] {
         let (p, s0) = nbody_case(n, 7 + n as u64);
         let mut want = s0.clone();
@@ -164,33 +200,45 @@ fn gpu_ranks_sharing_one_gpu_equal_the_one_gpu_run() -> Result<(), Box<dyn std::
         let mut plain = s0.clone();
         nbody::Nbody::new(gpu)?.run(Method::Shared, Mode::Exact, &p, &mut plain, 2)?;
         same(&plain.pos, &want.pos, "plain GPU n-body");
+        let (p32, s32) = (Params { g: 1.1f32, eps: 0.05, dt: 0.01 }, s0.convert::<f32>());
+        let mut want32 = s32.clone();
+        nbody::run_seq(&p32, &mut want32, 2)?;
         for k in RANKS {
             for method in [Method::Global, Method::Shared] {
                 let got = CpuGroup::run(k, |c| {
                     let mut s = s0.clone();
                     nbody::dist::run(c, Backend::Gpu(gpu), method, &p, &mut s, 2)?;
-                    Ok(s)
+                    let mut s32 = s32.clone();
+                    nbody::dist::run(c, Backend::Gpu(gpu), method, &p32, &mut s32, 2)?;
+                    Ok((s, s32))
                 })?;
-                for (r, s) in got.iter().enumerate() {
+                for (r, (s, s32)) in got.iter().enumerate() {
                     let what = format!("n = {n} k = {k} rank {r} {method:?} on the GPU");
-                    same(&s.pos, &want.pos, &format!("positions, {what}"));
-                    same(&s.vel, &want.vel, &format!("velocities, {what}"));
+                    same(&s.pos, &want.pos, &format!("f64 positions, {what}"));
+                    same(&s.vel, &want.vel, &format!("f64 velocities, {what}"));
+                    same(&s32.pos, &want32.pos, &format!("f32 positions, {what}"));
+                    same(&s32.vel, &want32.vel, &format!("f32 velocities, {what}"));
                 }
             }
         }
     }
-    // Bridge: every source on the GPU split over ranks against the CPU twin.
+    Ok(())
+}
+
+/// The bridge split over `k` virtual ranks on one GPU (every source) equals the CPU twin.
+#[test]
+fn bridge_split_on_one_gpu_equals_the_cpu() -> Result<(), Box<dyn std::error::Error>> {
+    let gpu = gpu_or_skip!();
     let plan = Plan::new(&random_spec(5, 31, 2, 0))?;
     let paths = 1001;
     let z: Vec<f64> = normals(plan.rows() * paths, 5);
     for source in sources(&z) {
         let want = bridge::generate_seq(&plan, source, paths, Output::Paths)?;
         for k in RANKS {
-            for (r, g) in
-                CpuGroup::run(k, |c| bridge::dist::generate(c, Backend::Gpu(gpu), &plan, source, paths, Output::Paths))?
-                    .iter()
-                    .enumerate()
-            {
+            let got = CpuGroup::run(k, |c| {
+                bridge::dist::generate(c, Backend::Gpu(gpu), &plan, source, paths, Output::Paths)
+            })?;
+            for (r, g) in got.iter().enumerate() {
                 same(g, &want, &format!("{source:?} k = {k} rank {r} on the GPU"));
             }
         }

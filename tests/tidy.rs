@@ -49,6 +49,11 @@ const SHARED_PARITY_TESTS: &[(&str, &[&str])] = &[
     ("normals_philox_gpu_equals_cpu", &["normals_philox_f32", "normals_philox_f64"]),
     ("normals_sobol_gpu_equals_cpu", &["normals_sobol_f32", "normals_sobol_f64"]),
     ("normals_bm_philox_gpu_equals_cpu", &["normals_bm_philox_f32", "normals_bm_philox_f64"]),
+    ("mg_step_rank_shares_on_one_gpu_equal_the_game", &["mg_step_rank", "mg_step_rank_s2"]),
+    (
+        "nbody_rank_kernels_equal_the_one_gpu_run",
+        &["nbody_rank_global_f32", "nbody_rank_global_f64", "nbody_rank_shared_f32", "nbody_rank_shared_f64"],
+    ),
 ];
 
 /// The public host method that launches each kernel: kernels → method.
@@ -78,6 +83,8 @@ const LAUNCHED_BY: &[(&[&str], &str)] = &[
     (&["matmul_global_i32", "matmul_global_i64", "matmul_shared_i32", "matmul_shared_i64"], "multiply"),
     (&["mg_init_tables", "mg_step", "mg_step_s2", "mg_grid_sync", "mg_grid_sync_s2"], "play"),
     (&["mg_standalone", "mg_standalone_s2"], "play_standalone"),
+    (&["mg_step_rank", "mg_step_rank_s2"], "passes_on_device"),
+    (&["nbody_rank_global_f32", "nbody_rank_global_f64", "nbody_rank_shared_f32", "nbody_rank_shared_f64"], "run"),
     (
         &[
             "nbody_global_f32",

@@ -23,6 +23,7 @@ mod npy;
 mod output;
 mod plot;
 mod resume;
+mod run;
 mod sidecar;
 
 use clap::{Parser, Subcommand};
@@ -59,6 +60,12 @@ enum Command {
     Nbody(nbody::Args),
     /// Brownian bridge paths or increments (GPU, or CPU), to .npy and a PNG plot.
     Bridge(bridge::Args),
+    /// Start a run of several ranks (processes) on this host, one per GPU or on the CPU, and
+    /// wait for them: `lockstep run --gpus 4 mg …`; one rank failing stops the others.
+    Run(run::Args),
+    /// Joins the run a launcher describes and checks a few collectives (for testing `run`).
+    #[command(hide = true)]
+    Probe(run::ProbeArgs),
 }
 
 /// Parses the command line and runs it. Every error is one line on stderr (`error: …`, the
@@ -117,6 +124,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Info => info(),
         Command::Nbody(args) => nbody::run(args),
         Command::Bridge(args) => bridge::run(args),
+        Command::Run(args) => run::run(args),
+        Command::Probe(args) => run::probe(args),
     }
 }
 

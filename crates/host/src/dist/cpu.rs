@@ -136,9 +136,10 @@ impl CpuComm {
         if st.posted.iter().all(Option::is_some) {
             let posts: Vec<Post> = st.posted.iter().map(|p| p.clone().expect("all posted")).collect();
             let first = &posts[0];
-            let odd = posts.iter().enumerate().find(|(_, p)| {
-                p.op != first.op || p.root != first.root || p.data.len() != first.data.len()
-            });
+            let odd = posts
+                .iter()
+                .enumerate()
+                .find(|(_, p)| p.op != first.op || p.root != first.root || p.data.len() != first.data.len());
             st.result = Some(match odd {
                 Some((r, p)) => Err(format!(
                     "collective mismatch: rank 0 called {}, rank {r} called {}",
@@ -267,9 +268,7 @@ mod tests {
                 .into_iter()
                 .map(|c| {
                     s.spawn(move || {
-                        if c.rank() == 0 { c.barrier() } else { sum_u64(&c, 1).map(|_| ()) }
-                            .unwrap_err()
-                            .to_string()
+                        if c.rank() == 0 { c.barrier() } else { sum_u64(&c, 1).map(|_| ()) }.unwrap_err().to_string()
                     })
                 })
                 .collect();

@@ -22,9 +22,15 @@
 //! result depends on the number of ranks or their order; gathers concatenate in rank order.
 
 mod cpu;
+pub mod env;
+pub mod store;
+#[cfg(feature = "gpu")]
+pub mod nccl;
 mod split;
 
 pub use cpu::{CpuComm, CpuGroup};
+pub use env::Launch;
+pub use store::StoreComm;
 pub use split::{Split, split_even, split_padded};
 
 use crate::error::Result;

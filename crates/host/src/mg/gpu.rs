@@ -128,6 +128,12 @@ impl Game {
         &self.ones
     }
 
+    /// The vote counts, writable: a share's counts replaced by the whole game's between passes
+    /// (what an all-reduce does in place).
+    pub fn ones_mut(&mut self) -> &mut DeviceBuffer<u64> {
+        &mut self.ones
+    }
+
     /// Refuses `what` on a rank's share (the operation needs the whole game's agents).
     fn whole_only(&self, what: &str) -> Result<()> {
         if self.whole != self.params.n {
