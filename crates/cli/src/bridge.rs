@@ -229,6 +229,7 @@ fn run_typed<T: Precision + Into<f64> + npy::Element>(
     args: &Args,
     plan: &Plan,
     gpu: Option<lockstep::Gpu>,
+    rank: Option<lockstep::dist::Rank>,
     chunk: usize,
 ) -> Result<()> {
     let prec = args.precision;
@@ -267,6 +268,9 @@ fn run_typed<T: Precision + Into<f64> + npy::Element>(
     let output = if args.increments { Output::Increments } else { Output::Paths };
     let d = plan.dims();
     let shape = [plan.steps() as u64, d as u64, paths as u64];
+    if let Some(rank) = rank {
+        return run_ranks(args, plan, source, output, shape, chunk, rank);
+    }
     if let Some(out) = &args.out {
         output::check_disk(out, "--out", npy::file_bytes::<T>(&shape), "--paths or --steps")?;
     }
@@ -326,6 +330,105 @@ fn run_typed<T: Precision + Into<f64> + npy::Element>(
     Ok(())
 }
 
+/// One rank of a launched run: paths split over the ranks (`lockstep::dist::split_even`), each
+/// rank's share made in chunks with `bridge::generate_range` (so each path has the bits of the
+/// one-rank run) and, with `--out`, written by the rank itself into its columns of the one
+/// `.npy` (rank 0 creates `FILE.partial` and renames it once every rank has written and synced;
+/// across hosts `--out` needs a shared filesystem). `bits` is the path digest: the wrapping sum
+/// over paths of a hash of (path index, its values), all-reduced — the same for any number of
+/// ranks. `seconds` is the slowest rank's generation time.
+fn run_ranks<T: Precision + Into<f64> + npy::Element>(
+    args: &Args,
+    plan: &Plan,
+    source: Source<'_, T>,
+    output: Output,
+    shape: [u64; 3],
+    chunk: usize,
+    rank: lockstep::dist::Rank,
+) -> Result<()> {
+    use anyhow::Context;
+    use std::os::unix::fs::FileExt;
+    if args.plot.is_some() {
+        bail!("--plot: a run over ranks does not gather its paths for a plot; run without --plot (or on one rank)");
+    }
+    let comm = rank.comm();
+    let backend = crate::ranks::backend(&rank);
+    let (paths, rows) = (args.paths, plan.rows());
+    let me = lockstep::dist::split_even(paths as u64, comm.size(), comm.rank());
+    let data_start = npy::header(T::DESCR, &shape).len() as u64;
+    let mut slabs = None;
+    let mut file = None;
+    if let Some(out) = &args.out {
+        if comm.rank() == 0 {
+            output::check_disk(out, "--out", npy::file_bytes::<T>(&shape), "--paths or --steps")?;
+            slabs = Some(npy::Slabs::<T>::create(out, &shape)?);
+        }
+        comm.barrier()?;
+        let tmp = output::with_suffix(out, ".partial");
+        let f =
+            std::fs::OpenOptions::new().write(true).open(&tmp).with_context(|| format!("opening {}", tmp.display()))?;
+        if comm.rank() == 0 {
+            f.set_len(data_start + (rows * paths * T::SIZE) as u64)
+                .with_context(|| format!("sizing {}", tmp.display()))?;
+        }
+        comm.barrier()?;
+        file = Some((f, tmp));
+    }
+    let mut digest = 0u64;
+    let mut generating = 0.0f64;
+    let ((), wall) = crate::ranks::timed(&rank, || {
+        let mut first = me.range.start as usize;
+        while first < me.range.end as usize {
+            let count = chunk.min(me.range.end as usize - first);
+            let part_source = match source {
+                Source::Buffer(z) => {
+                    let cols: Vec<T> = (0..rows)
+                        .flat_map(|r| z[r * paths + first..r * paths + first + count].iter().copied())
+                        .collect();
+                    Some(cols)
+                }
+                _ => None,
+            };
+            let src = match (&part_source, source) {
+                (Some(cols), _) => Source::Buffer(&cols[..]),
+                (None, other) => other,
+            };
+            let t = Instant::now();
+            let values = lockstep::bridge::generate_range(backend, plan, src, first as u64, count, output)?;
+            generating += t.elapsed().as_secs_f64();
+            digest = digest.wrapping_add(crate::ranks::path_digest(&values, rows, count, first as u64));
+            if let Some((f, tmp)) = &file {
+                for r in 0..rows {
+                    let at = data_start + ((r * paths + first) * T::SIZE) as u64;
+                    f.write_all_at(bytemuck::cast_slice(&values[r * count..(r + 1) * count]), at)
+                        .with_context(|| format!("writing {}", tmp.display()))?;
+                }
+            }
+            first += count;
+        }
+        if let Some((f, tmp)) = &file {
+            f.sync_all().with_context(|| format!("syncing {}", tmp.display()))?;
+        }
+        Ok(())
+    })?;
+    let mut sums = [digest];
+    comm.all_reduce_u64(&mut sums)?;
+    let times = lockstep::dist::all_gather(comm, &[generating])?;
+    let slowest = times.iter().copied().fold(0.0, f64::max);
+    let what = format!("paths = {paths}, rows = {rows}, {}, {:?}", T::NAME, output);
+    crate::ranks::summary(&rank, "bridge", &what, &format!("{:016x}", sums[0]), slowest);
+    if comm.rank() == 0 {
+        println!("bridge over {} ranks: {wall:.3} s wall (generating: slowest rank {slowest:.3} s)", comm.size());
+        if let (Some(out), Some(slabs)) = (&args.out, slabs) {
+            slabs.commit()?;
+            let place = format!("{} ranks; {}", comm.size(), crate::ranks::place(&rank));
+            sidecar::write(out, "bridge", args, Some(args.seed), &place)?;
+            println!("wrote {} and {}", out.display(), sidecar::path_of(out).display());
+        }
+    }
+    Ok(rank.finish()?)
+}
+
 /// The fan of dimension 0: bands of the 5–95% and 25–75% quantiles, the median, and up to 20
 /// sample paths drawn on top.
 fn plot(args: &Args, plan: &Plan, png: &Path, paths: usize, at: impl Fn(usize, usize) -> f64) -> Result<()> {
@@ -378,7 +481,9 @@ pub fn run(args: Args) -> Result<()> {
         }
         _ => Some(0),
     };
-    let gpu = common::pick(args.device)?;
+    let rank = crate::ranks::join(args.device)?;
+    let gpu = if rank.is_some() { None } else { common::pick(args.device)? };
+    let place = gpu.as_ref().or(rank.as_ref().and_then(|r| r.gpu()));
     // With --out the run is made and written in chunks (bridge_chunks.rs), on the GPU too (every
     // source generates ranges there); without, in one piece (held for the summary and the plot).
     let one_piece = args.out.is_none();
@@ -390,7 +495,7 @@ pub fn run(args: Args) -> Result<()> {
             if let Some(avail) = common::host_available() {
                 budget = budget.min(avail / 8);
             }
-            if let Some((free, _)) = gpu.as_ref().and_then(|g| g.memory_info().ok()) {
+            if let Some((free, _)) = place.and_then(|g| g.memory_info().ok()) {
                 budget = budget.min(free as u64 / 8);
             }
             chunk_paths(rows.saturating_mul(size), budget, args.paths)
@@ -401,14 +506,14 @@ pub fn run(args: Args) -> Result<()> {
     let plot_bytes = if args.plot.is_some() { common::mul(&[16, chunk as u64]) } else { Some(0) };
     // Host: the chunk being made (the CPU's blocks and their scatter, or the GPU's download) and
     // the one being written, and with --plot the first; the device: as a one-shot generation.
-    let held = (if chunks == 1 || gpu.is_some() { 2 } else { 3 }) + u64::from(args.plot.is_some() && chunks > 1);
+    let held = (if chunks == 1 || place.is_some() { 2 } else { 3 }) + u64::from(args.plot.is_some() && chunks > 1);
     let host = common::add(&[plan_bytes, file_bytes, plot_bytes, chunk_bytes.and_then(|b| b.checked_mul(held))]);
     let device = common::add(&[plan_bytes, chunk_bytes, chunk_bytes, chunk_bytes]);
     let lower = "--paths or --steps (or the --times file)";
-    common::check_run_memory(gpu.as_ref(), host, device, lower)?;
+    common::check_run_memory(place, host, device, lower)?;
     let plan = Plan::new(&spec(&args)?)?;
     match args.precision {
-        Prec::F32 => run_typed::<f32>(&args, &plan, gpu, chunk),
-        Prec::F64 => run_typed::<f64>(&args, &plan, gpu, chunk),
+        Prec::F32 => run_typed::<f32>(&args, &plan, gpu, rank, chunk),
+        Prec::F64 => run_typed::<f64>(&args, &plan, gpu, rank, chunk),
     }
 }

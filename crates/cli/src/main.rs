@@ -22,6 +22,7 @@ mod nbody;
 mod npy;
 mod output;
 mod plot;
+mod ranks;
 mod resume;
 mod run;
 mod sidecar;

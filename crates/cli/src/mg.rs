@@ -97,6 +97,9 @@ pub fn run(a: Args) -> Result<()> {
         );
     }
     let params = validate(a.n, a.m, a.s, a.p, groups)?;
+    if let Some(rank) = crate::ranks::join(a.device)? {
+        return run_ranks(&a, &params, seed, rank);
+    }
     let gpu = common::pick(a.device)?;
     let Some(game) = game_bytes(&params) else {
         bail!("--n {}: the game's memory passes 2^64 bytes; lower --n", a.n);
@@ -165,9 +168,49 @@ pub fn run(a: Args) -> Result<()> {
     if let Ended::Stopped { step } = ended {
         return Err(resume::interrupted("game steps", step, a.trials.saturating_mul(a.p as u64), target.as_deref()));
     }
-    let sum = state.sums;
-    let secs = t0.elapsed().as_secs_f64();
-    let ratio = winner_ratio(&sum, a.n, a.trials);
+    let device = crate::sidecar::device_name(gpu.as_ref());
+    report(&a, seed, &state.sums, &place, t0.elapsed().as_secs_f64(), &device)
+}
+
+/// The split model over the ranks of a launched run: every trial played by all ranks, each
+/// over its share of the groups (`lockstep::mg::dist`); rank 0 reports and writes as a plain
+/// run does, plus the summary line with the bits of every trial's outcome.
+fn run_ranks(a: &Args, params: &lockstep::mg::MgParams, seed: u32, rank: lockstep::dist::Rank) -> Result<()> {
+    if a.ckpt.checkpoint.is_some() || a.ckpt.resume.is_some() {
+        bail!("--checkpoint/--resume: a run over ranks is not checkpointed; run without them (or on one rank)");
+    }
+    if a.model == Model::GridSync {
+        bail!(
+            "--model grid-sync: ranks play the step model split over the ranks (one all-reduce per step); use --model step"
+        );
+    }
+    let backend = crate::ranks::backend(&rank);
+    let (outcomes, secs) = crate::ranks::timed(&rank, || {
+        (a.first..a.first + a.trials)
+            .map(|trial| lockstep::mg::dist::play(rank.comm(), backend, params, seed, trial).map_err(Into::into))
+            .collect::<Result<Vec<_>>>()
+    })?;
+    let mut sum = vec![0u64; a.p as usize];
+    for o in &outcomes {
+        sum.iter_mut().zip(o.winners(a.n)).for_each(|(s, w)| *s += w);
+    }
+    let bits = crate::ranks::sha256(
+        outcomes.iter().flat_map(|o| std::iter::once(o.h0 as u64).chain(o.ones.iter().copied()).map(u64::to_le_bytes)),
+    );
+    let what = format!("n = {}, p = {}, groups = {}, trials = {}", a.n, a.p, params.groups, a.trials);
+    crate::ranks::summary(&rank, "mg", &what, &bits, secs);
+    if rank.comm().rank() == 0 {
+        let place = format!("{} ranks on {} (split model)", rank.comm().size(), crate::ranks::place(&rank));
+        let device = format!("{} ranks; {}", rank.comm().size(), crate::ranks::place(&rank));
+        report(a, seed, &sum, &place, secs, &device)?;
+    }
+    Ok(rank.finish()?)
+}
+
+/// What a finished run prints and writes (`--out`, `--plot`): the winners summed over trials.
+fn report(a: &Args, seed: u32, sum: &[u64], place: &str, secs: f64, device: &str) -> Result<()> {
+    let groups = a.groups.unwrap_or(a.n.min(1024));
+    let ratio = winner_ratio(sum, a.n, a.trials);
     let mean = ratio.iter().sum::<f64>() / ratio.len() as f64;
     let checksum = sum.iter().fold(0u64, |h, &v| h.rotate_left(7) ^ v);
     println!(
@@ -212,7 +255,7 @@ pub fn run(a: Args) -> Result<()> {
         let bytes = text().map_err(|e| anyhow::anyhow!("--out {}: {e}", path.display()))?;
         // Through FILE.partial, then the sidecar FILE.json (crates/cli/src/output.rs, sidecar.rs).
         crate::output::write_atomic(path, &bytes).map_err(|e| anyhow::anyhow!("--out {}: {e:#}", path.display()))?;
-        crate::sidecar::write(path, "mg", &a, Some(a.seed), &crate::sidecar::device_name(gpu.as_ref()))?;
+        crate::sidecar::write(path, "mg", a, Some(a.seed), device)?;
         println!("series written to {} ({} steps)", path.display(), ratio.len());
     }
     if let Some(path) = &a.plot {
@@ -222,7 +265,7 @@ pub fn run(a: Args) -> Result<()> {
             &format!("Minority Game: n = {}, m = {}, s = {}, {} trials", a.n, a.m, a.s, a.trials),
             "step",
             "winner ratio (winners / n), mean over trials",
-            &[Series { name: place.clone(), points }],
+            &[Series { name: place.to_string(), points }],
             Scale::default(),
         )?;
         println!("plot written to {}", path.display());

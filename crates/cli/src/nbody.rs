@@ -131,7 +131,19 @@ pub fn run(args: Args) -> Result<()> {
     if n > MAX_BODIES {
         bail!("--n {n}: at most {MAX_BODIES} bodies are supported; lower --n");
     }
-    let gpu = common::pick(args.device)?;
+    let rank = crate::ranks::join(args.device)?;
+    if let Some(rank) = &rank {
+        if args.mode == ModeArg::Fast {
+            bail!("--mode fast: a run over ranks is exact (its bits are the one-rank run's); use --mode exact");
+        }
+        if args.ckpt.checkpoint.is_some() || args.ckpt.resume.is_some() {
+            bail!("--checkpoint/--resume: a run over ranks is not checkpointed; run without them (or on one rank)");
+        }
+        if args.check && rank.comm().rank() == 0 {
+            println!("--check: rank 0 compares the result with the CPU twin after the run");
+        }
+    }
+    let gpu = if rank.is_some() { None } else { common::pick(args.device)? };
     if args.mode == ModeArg::Fast && gpu.is_none() {
         bail!("--mode fast needs a GPU and none was found; use --mode exact for the CPU twin");
     }
@@ -167,8 +179,8 @@ pub fn run(args: Args) -> Result<()> {
         }
     };
     match prec {
-        Precision::F32 => go::<f32>(&args, sys.convert(), gpu),
-        Precision::F64 => go::<f64>(&args, sys, gpu),
+        Precision::F32 => go::<f32>(&args, sys.convert(), gpu, rank),
+        Precision::F64 => go::<f64>(&args, sys, gpu, rank),
     }
 }
 
@@ -194,7 +206,14 @@ fn identity(args: &Args, every: u64, energy: bool) -> Vec<(String, String)> {
     v
 }
 
-fn go<T: NbodyFloat + crate::npy::Element>(args: &Args, sys: System<T>, gpu: Option<Gpu>) -> Result<()> {
+/// One run on `gpu`, the CPU twin, or (`rank`) as one rank of a launched run: bodies split over
+/// the ranks (`lockstep::nbody::dist`), rank 0 reporting and writing.
+fn go<T: NbodyFloat + crate::npy::Element>(
+    args: &Args,
+    sys: System<T>,
+    gpu: Option<Gpu>,
+    rank: Option<lockstep::dist::Rank>,
+) -> Result<()> {
     let p = Params { g: T::from_f64(args.g), eps: T::from_f64(args.eps), dt: T::from_f64(args.dt) };
     lockstep::nbody::validate(&p, &sys)?;
     let n = sys.len();
@@ -232,8 +251,23 @@ fn go<T: NbodyFloat + crate::npy::Element>(args: &Args, sys: System<T>, gpu: Opt
     let bar = Progress::new(args.steps, "steps");
     bar.set(state.step);
     let started = std::time::Instant::now();
-    let (ended, device) = match &gpu {
-        Some(gpu) => {
+    let (ended, device) = match (&gpu, &rank) {
+        (_, Some(rank)) => {
+            let (comm, backend) = (rank.comm(), crate::ranks::backend(rank));
+            let ended = lockstep::nbody::run_resumable(
+                &mut state,
+                &seg,
+                |s, k| lockstep::nbody::dist::run(comm, backend, method, &p, s, k),
+                |step| {
+                    if comm.rank() == 0 {
+                        bar.set(step)
+                    }
+                },
+            )?;
+            let place = crate::ranks::place(rank);
+            (ended, format!("{} ranks on {place} ({:?} kernel, exact, {})", comm.size(), method, rank.transport()))
+        }
+        (Some(gpu), None) => {
             let nb = Nbody::with_block_size(gpu, args.block)?;
             bar.message(format!("{} {:?} {:?} {}", gpu.name(), method, mode, T::NAME));
             let ended = lockstep::nbody::run_resumable(
@@ -244,7 +278,7 @@ fn go<T: NbodyFloat + crate::npy::Element>(args: &Args, sys: System<T>, gpu: Opt
             )?;
             (ended, format!("GPU {} ({:?} kernel, {:?} mode, block {})", gpu.name(), method, mode, args.block))
         }
-        None => {
+        (None, None) => {
             bar.message(format!("CPU reference, {} threads, {}", rayon::current_num_threads(), T::NAME));
             let ended = lockstep::nbody::run_resumable(
                 &mut state,
@@ -269,13 +303,21 @@ fn go<T: NbodyFloat + crate::npy::Element>(args: &Args, sys: System<T>, gpu: Opt
     let sys = state.system;
     let rec = state.recording;
     let secs = started.elapsed().as_secs_f64();
+    if let Some(rank) = &rank {
+        let bits = crate::ranks::sha256(sys.pos.iter().chain(&sys.vel).map(|v| v.to_f64().to_le_bytes()));
+        let what = format!("N = {n}, steps = {}, {}", args.steps, T::NAME);
+        crate::ranks::summary(rank, "nbody", &what, &bits, secs);
+        if rank.comm().rank() != 0 {
+            return Ok(rank.comm().finish()?);
+        }
+    }
     let e1 = energy(&sys, args.g, args.eps);
     let p1 = momentum(&sys);
     println!("{n} bodies, {} steps of dt = {} in {} on {device}: {secs:.3} s", args.steps, args.dt, T::NAME);
     println!("energy {e0:.12e} -> {e1:.12e} (relative change {:.3e})", ((e1 - e0) / e0).abs());
     println!("momentum {p0:?} -> {p1:?}");
     if args.check {
-        if mode == Mode::Fast || gpu.is_none() {
+        if mode == Mode::Fast || (gpu.is_none() && rank.is_none()) {
             println!("--check compares the exact GPU kernels with the CPU; nothing to check here");
         } else {
             let mut want = initial;
@@ -297,7 +339,11 @@ fn go<T: NbodyFloat + crate::npy::Element>(args: &Args, sys: System<T>, gpu: Opt
     if let Some(path) = &args.out {
         let frames = rec.frames.len() / (6 * n);
         crate::npy::write(path, &[frames, n, 6], rec.frames.iter().copied())?;
-        crate::sidecar::write(path, "nbody", args, Some(args.seed), &crate::sidecar::device_name(gpu.as_ref()))?;
+        let place = match &rank {
+            Some(r) => format!("{} ranks; {}", r.comm().size(), crate::ranks::place(r)),
+            None => crate::sidecar::device_name(gpu.as_ref()),
+        };
+        crate::sidecar::write(path, "nbody", args, Some(args.seed), &place)?;
         println!("trajectory: {} ({frames} frames × {n} bodies × 6, {})", path.display(), T::NAME);
     }
     if let Some(path) = &args.plot {
@@ -313,6 +359,9 @@ fn go<T: NbodyFloat + crate::npy::Element>(args: &Args, sys: System<T>, gpu: Opt
         let series = [Series { name: device.clone(), points: pts }];
         line_chart(path, &title, "t", "|E(t) - E(0)| / |E(0)|", &series, Scale { log_x: false, log_y: true })?;
         println!("energy plot: {}", path.display());
+    }
+    if let Some(rank) = rank {
+        rank.finish()?;
     }
     Ok(())
 }

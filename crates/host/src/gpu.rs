@@ -225,6 +225,15 @@ enum Source<'a> {
     Ptx(&'a str),
 }
 
+/// How many GPUs the driver shows this process (after `CUDA_VISIBLE_DEVICES`). Errors: no
+/// driver, or one that does not initialise.
+pub fn device_count() -> Result<u32> {
+    crate::driver::load().map_err(|reason| Error::NoDriver { reason })?;
+    cust::init(cust::CudaFlags::empty())
+        .map_err(|e| Error::NoDevice { reason: format!("the CUDA driver did not initialise ({e})") })?;
+    Device::num_devices().map_err(|e| Error::NoDevice { reason: format!("cannot count devices ({e})") })
+}
+
 /// Initialises the driver and opens GPU `ordinal`, or says why there is none.
 fn open_device(ordinal: u32) -> Result<Device> {
     crate::driver::load().map_err(|reason| Error::NoDriver { reason })?;

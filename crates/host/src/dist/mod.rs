@@ -22,6 +22,7 @@
 //! result depends on the number of ranks or their order; gathers concatenate in rank order.
 
 mod cpu;
+pub mod join;
 pub mod env;
 pub mod store;
 #[cfg(feature = "gpu")]
@@ -29,6 +30,7 @@ pub mod nccl;
 mod split;
 
 pub use cpu::{CpuComm, CpuGroup};
+pub use join::{Place, Rank, join};
 pub use env::Launch;
 pub use store::StoreComm;
 pub use split::{Split, split_even, split_padded};
@@ -52,6 +54,12 @@ pub trait Communicator: Send + Sync {
     fn broadcast_bytes(&self, root: usize, buf: &mut [u8]) -> Result<()>;
     /// Returns when every rank has called it.
     fn barrier(&self) -> Result<()>;
+    /// The last collective of a rank that completed its run: returns once every rank called
+    /// it, after which no rank's exit is taken for a death (the store's goodbye). A barrier
+    /// where ranks cannot die apart.
+    fn finish(&self) -> Result<()> {
+        self.barrier()
+    }
     /// The device collectives of ranks joined by NCCL (`None`: device data goes through the
     /// host collectives above).
     #[cfg(feature = "gpu")]

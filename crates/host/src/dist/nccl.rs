@@ -568,6 +568,9 @@ impl Communicator for NcclComm {
     fn all_gather_bytes(&self, mine: &[u8], all: &mut [u8]) -> Result<()> {
         self.host.all_gather_bytes(mine, all)
     }
+    fn finish(&self) -> Result<()> {
+        self.host.finish()
+    }
     fn broadcast_bytes(&self, root: usize, buf: &mut [u8]) -> Result<()> {
         self.host.broadcast_bytes(root, buf)
     }

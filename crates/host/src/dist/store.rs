@@ -718,6 +718,10 @@ impl Drop for StoreComm {
 }
 
 impl Communicator for StoreComm {
+    fn finish(&self) -> Result<()> {
+        StoreComm::finish(self)
+    }
+
     fn rank(&self) -> usize {
         self.shared.rank
     }
