@@ -8,6 +8,8 @@ One module per family, numpy arrays in and out:
 - :mod:`lockstep.nbody`      all-pairs N-body with RK4
 - :mod:`lockstep.mg`         the Minority Game (reproducible on every device)
 - :mod:`lockstep.matmul`     the wrapping integer matrix product
+- :mod:`lockstep.dist`       the Minority Game, n-body and the bridge split over ranks
+  (``python -m lockstep.dist --gpus N script.py``, ``mpirun``, ``srun``), the same bits
 
 Every computation takes ``device="auto" | "cpu" | "cpu-seq" | "gpu"`` (auto: the GPU when one
 is present, else every CPU thread) and gives the same bits on each. It runs with the GIL
@@ -25,6 +27,7 @@ __all__ = [
     "GpuUnavailableError",
     "LockstepError",
     "bridge",
+    "dist",
     "gpu_available",
     "gpu_info",
     "histogram",
@@ -49,3 +52,13 @@ def gpu_info() -> dict:
 def gpu_available() -> bool:
     """Whether a GPU can run lockstep's kernels (``gpu_info()["available"]``)."""
     return bool(_gpu_info()["available"])
+
+
+def __getattr__(name: str):
+    # `lockstep.dist` is imported on first use, so that `python -m lockstep.dist` (its
+    # launcher) runs a module the package has not imported yet.
+    if name == "dist":
+        import importlib
+
+        return importlib.import_module(".dist", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,7 +13,7 @@ use std::time::Instant;
 /// A validated Brownian-bridge problem with its construction strategy (Rust `bridge::Plan`).
 #[pyclass(name = "_Plan", module = "lockstep._native", frozen)]
 pub struct PyPlan {
-    plan: Arc<Plan>,
+    pub(crate) plan: Arc<Plan>,
 }
 
 #[pymethods]

@@ -8,6 +8,7 @@
 //! becomes a Python exception carrying its message ([`run::to_py`]).
 
 mod bridge;
+mod dist;
 mod histogram;
 mod himeno;
 mod matmul;
@@ -30,5 +31,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     nbody::register(m)?;
     mg::register(m)?;
     matmul::register(m)?;
+    dist::register(m)?;
     Ok(())
 }
