@@ -136,7 +136,7 @@ scale_row() {
 }
 if has scaling; then
 ks="1 2"
-[ "$G" -ge 3 ] && ks="$ks 3"
+
 [ "$G" -ge 4 ] && ks="$ks 4"
 echo
 echo "## Scaling (seconds of the computation between barriers, rank 0; efficiency = t1/(k·tk) strong, t1/tk weak)"

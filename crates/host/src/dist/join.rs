@@ -138,6 +138,26 @@ fn join_gpu(store: StoreComm, launch: Launch) -> Result<Rank> {
         });
     }
     let nccl = super::nccl::NcclComm::init(Box::new(store), &gpu)?;
+    warm_up(&nccl, &gpu)?;
     let transport = nccl.nccl().describe();
     Ok(Rank { comm: Box::new(nccl), gpu: Some(Box::new(gpu)), launch, transport })
+}
+
+/// One all-reduce and one all-gather of a few bytes: NCCL connects its peers on a
+/// communicator's first collectives (hundreds of milliseconds), which belongs to joining the
+/// run, not to the first step of the work.
+#[cfg(feature = "gpu")]
+fn warm_up(nccl: &super::nccl::NcclComm, gpu: &crate::Gpu) -> Result<()> {
+    use super::{Communicator, DeviceCollectives};
+    let size = nccl.size();
+    let buf = crate::gpu::zeroed::<u64>(size + 1)?;
+    let base = buf.as_device_ptr().as_raw();
+    // SAFETY: `buf` holds size + 1 u64: one summed in place, then each rank's slot `rank` of
+    // the first `size` gathered from the last (8 bytes); it lives past the synchronisation.
+    unsafe {
+        DeviceCollectives::all_reduce_u64(nccl, gpu, base, 1)?;
+        DeviceCollectives::all_gather(nccl, gpu, base + 8 * size as u64, base, 8)?;
+    }
+    gpu.synchronize()?;
+    nccl.barrier()
 }
