@@ -30,10 +30,10 @@ pub mod nccl;
 mod split;
 
 pub use cpu::{CpuComm, CpuGroup};
-pub use join::{Place, Rank, join};
 pub use env::Launch;
-pub use store::StoreComm;
+pub use join::{Place, Rank, join};
 pub use split::{Split, split_even, split_padded};
+pub use store::StoreComm;
 
 use crate::error::Result;
 

@@ -320,7 +320,13 @@ impl<'g> Mg<'g> {
     /// pass with [`Mg::begin_on_device`] and [`Mg::passes_on_device`], summing every rank's
     /// `ones[k]` (the game's vote counts, [`Game::ones`]) between passes `k` and `k + 1`
     /// (`lockstep::mg::dist`). Errors: as [`Mg::prepare`]; an empty or out-of-range share.
-    pub fn prepare_share(&self, params: &MgParams, seed: u32, trial: u64, groups: std::ops::Range<u64>) -> Result<Game> {
+    pub fn prepare_share(
+        &self,
+        params: &MgParams,
+        seed: u32,
+        trial: u64,
+        groups: std::ops::Range<u64>,
+    ) -> Result<Game> {
         let whole = validate(params.n, params.m, params.s, params.p, params.groups)?;
         if groups.is_empty() || groups.end > whole.groups {
             return Err(Error::InvalidInput {

@@ -11,8 +11,8 @@ mod resume;
 mod state;
 
 pub use cpu::{
-    CpuGame, JumpTable, MAX_P, Outcome, Setup, Trace, draws_of_group, mean_winner_ratio, play, setup, setup_share, setups,
-    trial_end, validate, winner_ratio,
+    CpuGame, JumpTable, MAX_P, Outcome, Setup, Trace, draws_of_group, mean_winner_ratio, play, setup, setup_share,
+    setups, trial_end, validate, winner_ratio,
 };
 #[cfg(feature = "gpu")]
 pub use gpu::{
