@@ -114,10 +114,7 @@ fn join_gpu(store: StoreComm, launch: Launch) -> Result<Rank> {
         mine = [1, host_hash, pci, host_only as u64];
     }
     let table = super::all_gather(&store, &mine)?;
-    let gpu = match opened {
-        Ok(gpu) => gpu,
-        Err(e) => return Err(e),
-    };
+    let gpu = opened?;
     if let Some(r) = table.chunks_exact(4).position(|t| t[0] == 0) {
         return Err(Error::Collective {
             rank: launch.rank,
