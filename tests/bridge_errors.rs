@@ -100,8 +100,11 @@ fn buffer_lengths_and_index_ranges_are_checked() {
     assert!(matches!(e, Error::LengthMismatch { arg: "z", expected: 80, got: 79 }), "{e}");
     let e = br::generate_par::<f64>(&plan, Source::Sobol { offset: u32::MAX }, 2, Output::Paths).unwrap_err();
     assert!(matches!(e, Error::TooLarge { .. }) && e.to_string().contains("Sobol point index"), "{e}");
+    // rows · paths passes 2^64: the error states the product's factors (no made-up value)
     let e = br::generate_seq::<f32>(&plan, Source::Philox { seed: 1 }, usize::MAX / 4, Output::Paths).unwrap_err();
-    assert!(matches!(e, Error::TooLarge { .. }), "{e}");
+    let product = format!("{} · {}", plan.rows(), usize::MAX / 4);
+    assert!(matches!(e, Error::Overflow { what: "(N+1)·d·paths output elements", .. }), "{e}");
+    assert!(e.to_string().contains(&product), "{e}");
     let e = br::generate_seq::<f32>(&plan, Source::Philox { seed: 1 }, 1 << 33, Output::Paths).unwrap_err();
     assert!(matches!(e, Error::TooLarge { what: "paths", .. }), "{e}");
     let e = br::sobol_directions(21_202).unwrap_err();

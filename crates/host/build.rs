@@ -44,6 +44,9 @@ fn main() {
             ));
         }
     }
+    let params = lockstep_ptx_builder::entry_params(&ptx).unwrap_or_else(|e| fail(&e.to_string()));
+    let rows: Vec<String> = params.iter().map(|(k, sizes)| format!("({k:?}, &{sizes:?})")).collect();
+    write(&out.join("kernel_params.rs"), &format!("&[{}]", rows.join(", ")));
     let names: Vec<String> = entries.iter().map(|e| format!("{e:?}")).collect();
     write(&out.join("kernel_names.rs"), &format!("&[{}]", names.join(", ")));
     write(&out.join("ptx_arch.txt"), &arch.name());

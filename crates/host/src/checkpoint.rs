@@ -230,10 +230,9 @@ pub fn write(path: &Path, header: &Header, sections: &[Section<'_>]) -> Result<(
     let mut payload = 0u64;
     for s in sections {
         tags.push(tag_bytes(s.tag)?);
-        payload = payload.checked_add(24 + s.data.bytes()).ok_or(Error::TooLarge {
+        payload = payload.checked_add(24 + s.data.bytes()).ok_or_else(|| Error::Overflow {
             what: "checkpoint payload (bytes)",
-            value: u64::MAX,
-            max: u64::MAX,
+            expr: format!("{payload} + 24 + {} (section `{}`)", s.data.bytes(), s.tag),
         })?;
     }
     let tmp = temp_path(path);

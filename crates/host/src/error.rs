@@ -40,6 +40,15 @@ pub enum Error {
         /// The largest supported.
         max: u64,
     },
+    /// A size derived from the inputs does not fit in 64 bits (the expression says which and
+    /// from what), so no value can be stated against a limit.
+    #[error("{what} = {expr} passes 2^64 − 1")]
+    Overflow {
+        /// Which size.
+        what: &'static str,
+        /// How it is computed, with the inputs' values (e.g. `4096 · 2^60`).
+        expr: String,
+    },
     /// A parameter is outside its domain (zero block size, a non-finite bound, …).
     #[error("invalid {what}: {why}")]
     InvalidInput {
@@ -124,6 +133,17 @@ pub enum Error {
         size: usize,
         /// What went wrong, naming the collective.
         why: String,
+    },
+    /// A typed launch handle whose parameters disagree with the kernel's declaration in the PTX
+    /// (their count or a size): the host did not follow a kernel signature change.
+    #[error("kernel `{kernel}`: the host's parameter sizes {host} differ from the PTX's {device}")]
+    KernelSignature {
+        /// The kernel.
+        kernel: String,
+        /// The PTX's parameter sizes in bytes.
+        device: String,
+        /// The handle's parameter sizes in bytes.
+        host: String,
     },
     /// An NCCL call failed (the library is loaded at run time: `LOCKSTEP_NCCL`, the
     /// `nvidia-nccl-cu13` Python package, or the loader path).

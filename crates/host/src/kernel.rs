@@ -21,9 +21,29 @@ pub(crate) struct Kernel<'g, A> {
 impl Gpu {
     /// Looks up kernel `name`, to be launched with parameters `A`
     /// ([`Error::MissingKernel`] when the module has none of that name).
+    /// Errors also when `A` does not match the kernel's parameters in the PTX (their count and
+    /// each one's size: [`check_params`]).
     pub(crate) fn kernel<A: KernelArgs>(&self, name: &'static str) -> Result<Kernel<'_, A>> {
+        check_params(name, &A::sizes())?;
         Ok(Kernel { name, function: self.function(name)?, params: PhantomData })
     }
+}
+
+/// Checks a handle's parameter sizes against the PTX's declaration of kernel `name`
+/// ([`crate::ptx::parameter_sizes`]; kernels only an architecture-specific image holds are not
+/// in the portable PTX and pass). The driver copies each parameter's declared size from the
+/// pointer the host gives it, so a count or size that differs would launch with garbage:
+/// [`Error::KernelSignature`] instead, naming both lists.
+pub(crate) fn check_params(name: &str, host: &[usize]) -> Result<()> {
+    let Some(device) = crate::ptx::parameter_sizes(name) else { return Ok(()) };
+    if device.len() != host.len() || device.iter().zip(host).any(|(&d, &h)| d as usize != h) {
+        return Err(crate::Error::KernelSignature {
+            kernel: name.to_string(),
+            device: format!("{device:?}"),
+            host: format!("{host:?}"),
+        });
+    }
+    Ok(())
 }
 
 impl<'g, A: KernelArgs> Kernel<'g, A> {
@@ -59,6 +79,8 @@ pub(crate) struct Param<T>(pub T);
 pub(crate) trait KernelArgs {
     /// Calls `f` with one pointer per parameter, in order.
     fn with_pointers<R>(&self, f: impl FnOnce(&[*mut c_void]) -> R) -> R;
+    /// Each parameter's size in bytes, in order (what the driver copies from each pointer).
+    fn sizes() -> Vec<usize>;
 }
 
 macro_rules! kernel_args {
@@ -66,6 +88,9 @@ macro_rules! kernel_args {
         impl<$($t: DeviceCopy),+> KernelArgs for ($($t,)+) {
             fn with_pointers<R>(&self, f: impl FnOnce(&[*mut c_void]) -> R) -> R {
                 f(&[$(&self.$i as *const $t as *mut c_void),+])
+            }
+            fn sizes() -> Vec<usize> {
+                vec![$(std::mem::size_of::<$t>()),+]
             }
         }
     };
@@ -87,3 +112,36 @@ kernel_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12)
 kernel_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12, N 13);
 kernel_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12, N 13, O 14);
 kernel_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12, N 13, O 14, P 15);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cust::memory::DevicePointer;
+
+    /// A kernel of the module whose PTX parameters are `sizes` (tidy wants each kernel's name
+    /// written once in the host crate, by its handle).
+    fn kernel_with(sizes: &[usize]) -> &'static str {
+        crate::ptx::KERNELS
+            .iter()
+            .copied()
+            .find(|k| {
+                crate::ptx::parameter_sizes(k).is_some_and(|p| p.iter().map(|&x| x as usize).eq(sizes.iter().copied()))
+            })
+            .expect("a kernel with these parameter sizes")
+    }
+
+    #[test]
+    fn handles_are_checked_against_the_ptx_parameters() {
+        // (n: u32, a: f32, x: *const f32, y: *mut f32), as the foundation's axpy
+        type Axpy = (u32, f32, DevicePointer<f32>, DevicePointer<f32>);
+        let k = kernel_with(&Axpy::sizes());
+        check_params(k, &Axpy::sizes()).unwrap();
+        // one parameter short, or a u64 where a u32 is declared: refused, naming both lists
+        let short = check_params(k, &<(u32, f32, DevicePointer<f32>)>::sizes()).unwrap_err().to_string();
+        assert!(short.contains(k) && short.contains("[4, 4, 8, 8]") && short.contains("[4, 4, 8]"), "{short}");
+        assert!(check_params(k, &<(u64, f32, DevicePointer<f32>, DevicePointer<f32>)>::sizes()).is_err());
+        // structs by value: the Minority Game's (params, buffers, k, h0)
+        let mg = [size_of::<lockstep_shared::mg::MgParams>(), size_of::<lockstep_shared::mg::MgBuffers>(), 4, 4];
+        check_params(kernel_with(&mg), &mg).unwrap();
+    }
+}

@@ -124,6 +124,11 @@ impl From<Grid1d> for Dims {
     }
 }
 
+/// Refuses `need` bytes when the device has less free ([`Error::TooLarge`]), before allocating.
+pub fn ensure_fits(what: &'static str, need: u64, free: u64) -> Result<()> {
+    if need > free { Err(Error::TooLarge { what, value: need, max: free }) } else { Ok(()) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

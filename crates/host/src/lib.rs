@@ -16,6 +16,8 @@
 //! function is `unsafe`.
 #![warn(missing_docs)]
 
+#[cfg(feature = "gpu")]
+mod aggregation;
 mod backend;
 pub mod bridge;
 pub mod checkpoint;

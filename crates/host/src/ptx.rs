@@ -22,6 +22,18 @@ pub const ARCH: &str = include_str!(concat!(env!("OUT_DIR"), "/ptx_arch.txt"));
 /// Every kernel (`.entry`) of the portable module, in module order: the kernels every image holds.
 pub const KERNELS: &[&str] = include!(concat!(env!("OUT_DIR"), "/kernel_names.rs"));
 
+/// Each kernel of the portable PTX module with its parameters' sizes in bytes, in order, read
+/// from its `.entry` declaration by the build script (`lockstep_ptx_builder::entry_params`).
+const KERNEL_PARAMS: &[(&str, &[u32])] = include!(concat!(env!("OUT_DIR"), "/kernel_params.rs"));
+
+/// The parameter sizes of kernel `name` as the PTX declares them (`None` for a kernel only an
+/// architecture-specific image holds). The host checks every typed launch handle against them
+/// when it looks the kernel up, so a kernel signature the host did not follow is an error
+/// before any launch.
+pub fn parameter_sizes(name: &str) -> Option<&'static [u32]> {
+    KERNEL_PARAMS.iter().find(|(k, _)| *k == name).map(|(_, p)| *p)
+}
+
 /// Every embedded image, the portable PTX first (written by the build script).
 pub static IMAGES: [Image; IMAGE_COUNT] = include!(concat!(env!("OUT_DIR"), "/images.rs"));
 

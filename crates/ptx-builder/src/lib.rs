@@ -279,9 +279,65 @@ pub fn check_module(ptx: &str) -> Result<Vec<String>, BuildError> {
     Ok(entries)
 }
 
+/// Every kernel's parameter sizes in bytes, in order, from its `.entry` declaration:
+/// `.param .u32 x` is 4, `.param .u64 .ptr .align 1 p` 8, `.param .align 8 .b8 s[40]` 40 (a
+/// struct passed by value). What the host's typed launch handles are checked against when they
+/// are looked up (`lockstep::ptx::parameter_sizes`): the driver copies exactly these many bytes
+/// from each argument, so a tuple that disagrees would launch with wrong arguments.
+pub fn entry_params(ptx: &str) -> Result<Vec<(String, Vec<u32>)>, BuildError> {
+    let bad = |why: String| BuildError::InvalidModule(why);
+    let mut out = Vec::new();
+    let mut lines = ptx.lines();
+    while let Some(line) = lines.next() {
+        let Some(rest) =
+            line.trim_start().strip_prefix(".visible .entry ").or(line.trim_start().strip_prefix(".entry "))
+        else {
+            continue;
+        };
+        let name = rest.split('(').next().unwrap_or("").trim().to_string();
+        let mut sizes = Vec::new();
+        if !rest.trim_end().ends_with("()") {
+            for p in lines.by_ref() {
+                let t = p.trim();
+                if t.starts_with(')') {
+                    break;
+                }
+                let decl = t.trim_end_matches(',');
+                let words: Vec<&str> = decl.split_whitespace().collect();
+                let size = match words.get(1).copied() {
+                    Some(".u8" | ".s8" | ".b8") if !decl.contains('[') => 1,
+                    Some(".u16" | ".s16" | ".b16" | ".f16") => 2,
+                    Some(".u32" | ".s32" | ".b32" | ".f32") => 4,
+                    Some(".u64" | ".s64" | ".b64" | ".f64") => 8,
+                    Some(".align") => {
+                        let n = decl
+                            .rsplit('[')
+                            .next()
+                            .and_then(|x| x.strip_suffix(']'))
+                            .and_then(|x| x.parse::<u32>().ok());
+                        n.ok_or_else(|| bad(format!("kernel `{name}`: cannot read the parameter `{decl}`")))?
+                    }
+                    _ => return Err(bad(format!("kernel `{name}`: cannot read the parameter `{decl}`"))),
+                };
+                sizes.push(size);
+            }
+        }
+        out.push((name, sizes));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn entry_params_reads_every_form() {
+        let ptx = ".visible .entry k(\n\t.param .align 8 .b8 k_param_0[40],\n\t.param .u32 k_param_1,\n\t.param .u64 .ptr .align 1 k_param_2,\n\t.param .f64 k_param_3\n)\n{\n\tret;\n}\n.visible .entry e()\n{\n\tret;\n}\n";
+        let got = entry_params(ptx).unwrap();
+        assert_eq!(got, vec![("k".to_string(), vec![40, 4, 8, 8]), ("e".to_string(), vec![])]);
+        assert!(entry_params(".visible .entry k(\n\t.param .weird k_param_0\n)\n").is_err());
+    }
 
     const GOOD: &str = ".version 7.0\n.target sm_70\n.address_size 64\n\n.visible .entry k(\n\t.param .u32 k_param_0\n)\n{\n\tret;\n\n}\n";
 

@@ -5,8 +5,8 @@
 use lockstep::DeviceBuffer;
 use lockstep::himeno::Himeno;
 use lockstep::himeno::{self, HimenoProblem};
+use lockstep::himeno::{BYTES_PER_POINT, FLOPS_PER_POINT, gosa_via, interior};
 use lockstep::timing::time_gpu;
-use lockstep_shared::himeno::{BYTES_PER_POINT, FLOPS_PER_POINT, gosa_via, interior};
 use std::time::Instant;
 
 /// Options of `lockstep bench himeno`.

@@ -77,7 +77,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let gpu = crate::common::bench_gpu()?;
     let a = Histograms::new(&gpu)?;
-    let mut rng = lockstep_shared_rng(12345);
+    let mut rng = uniform_rng(12345);
     let x: Vec<f64> = (0..args.n).map(|_| rng()).collect();
     let weights: Option<Vec<f64>> =
         matches!(counters, Counters::F64W | Counters::Fixed).then(|| (0..args.n).map(|_| rng()).collect());
@@ -224,7 +224,7 @@ fn push(series: &mut Vec<Series>, name: &str, x: f64, y: f64) {
 }
 
 /// SplitMix64 uniforms in [0, 1).
-fn lockstep_shared_rng(seed: u64) -> impl FnMut() -> f64 {
+fn uniform_rng(seed: u64) -> impl FnMut() -> f64 {
     let mut s = seed;
     move || {
         s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);

@@ -10,10 +10,10 @@
 //! Every size is a flag, so smaller runs fit any GPU. Times are CUDA events around the whole
 //! game (reset, tables, all steps) after one small warm-up game.
 
+use lockstep::mg::MgParams;
 use lockstep::mg::{Distributed, Mg, bytes_per_agent};
 use lockstep::mg::{play, validate};
 use lockstep::timing::time_gpu;
-use lockstep_shared::mg::MgParams;
 
 /// Which configuration.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -3,12 +3,12 @@
 //! figure; `--record FILE` appends Markdown rows.
 
 use lockstep::matmul as mcpu;
+use lockstep::matmul::MODEL_MAX_N_I32;
 use lockstep::matmul::{MatElem, MatKernel, Matmul};
 use lockstep::nbody::{self as cpu, init};
 use lockstep::nbody::{DeviceSystem, Method, Mode, Nbody, NbodyFloat, Params, System};
 use lockstep::timing::time_gpu;
 use lockstep::{DeviceBuffer, Gpu};
-use lockstep_shared::matmul::MODEL_MAX_N_I32;
 use std::path::PathBuf;
 use std::time::Instant;
 

@@ -5,11 +5,11 @@
 use super::Table;
 use lockstep::Gpu;
 use lockstep::himeno::Himeno;
+use lockstep::himeno::gosa_via;
 use lockstep::himeno::{self, HimenoProblem};
 use lockstep::histogram as cpu;
 use lockstep::histogram::Histogram;
 use lockstep::histogram::{Histograms, Method};
-use lockstep_shared::himeno::gosa_via;
 
 const VALUES: usize = 1_000_000;
 const BINS: u64 = 1000;

@@ -4,9 +4,9 @@
 
 use super::Table;
 use lockstep::Gpu;
+use lockstep::mg::MgParams;
 use lockstep::mg::{Distributed, Mg};
 use lockstep::mg::{Outcome, play};
-use lockstep_shared::mg::MgParams;
 use rayon::prelude::*;
 
 const SEED: u32 = 2026;

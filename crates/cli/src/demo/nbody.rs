@@ -5,10 +5,10 @@
 use super::{Same, Table};
 use lockstep::Gpu;
 use lockstep::matmul as mcpu;
+use lockstep::matmul::model_c;
 use lockstep::matmul::{MatKernel, Matmul};
 use lockstep::nbody::{self as cpu, init};
 use lockstep::nbody::{Method, Mode, Nbody, Params, System};
-use lockstep_shared::matmul::model_c;
 
 const BODIES: usize = 1024;
 const STEPS: u64 = 10;

@@ -71,10 +71,9 @@ pub fn sobol_directions(dims: usize) -> Result<Vec<u32>> {
 
 /// Checks the sizes of a generation and returns the output length `(N+1)·d·paths`.
 pub fn check_generation<T>(plan: &Plan, source: &Source<'_, T>, paths: usize) -> Result<usize> {
-    let len = plan.rows().checked_mul(paths).ok_or(Error::TooLarge {
+    let len = plan.rows().checked_mul(paths).ok_or_else(|| Error::Overflow {
         what: "(N+1)·d·paths output elements",
-        value: u64::MAX,
-        max: usize::MAX as u64,
+        expr: format!("{} · {paths}", plan.rows()),
     })?;
     if paths > u32::MAX as usize {
         return Err(Error::TooLarge { what: "paths", value: paths as u64, max: u32::MAX as u64 });

@@ -39,10 +39,9 @@ fn shared_u32(bytes: usize) -> Result<u32> {
 /// count as the kernels take it, and that length.
 fn output_len<T: Precision>(plan: &DevicePlan<T>, paths: usize, out: &DeviceSlice<T>) -> Result<(u32, usize)> {
     let n = len_u32("paths", paths)?;
-    let len = plan.rows().checked_mul(paths).ok_or(Error::TooLarge {
+    let len = plan.rows().checked_mul(paths).ok_or_else(|| Error::Overflow {
         what: "(N+1)·d·paths output elements",
-        value: u64::MAX,
-        max: usize::MAX as u64,
+        expr: format!("{} · {paths}", plan.rows()),
     })?;
     expect_len("out", out.len(), len)?;
     Ok((n, len))

@@ -1,9 +1,9 @@
 //! Launcher for `crates/kernels/src/probe.rs`: each thread adds its value to its target counter
 //! by one aggregation method and records the old value (the aggregated atomics' own test).
 
+use crate::aggregation::Method;
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, download, upload, zeroed};
-use crate::histogram::Method;
 use crate::kernel::Kernel;
 use crate::launch::{Grid1d, block_size, expect_len, len_u32};
 use cust::memory::{DeviceCopy, DevicePointer};

@@ -9,7 +9,7 @@ mod gpu;
 pub use cpu::{HIMENO_MAX_MI, HimenoProblem, HimenoResult, grid_of, himeno_par, himeno_seq};
 #[cfg(feature = "gpu")]
 pub use gpu::{HIMENO_PLANES, Himeno, HimenoDevice};
-pub use lockstep_shared::himeno::gosa_via;
+pub use lockstep_shared::himeno::{BYTES_PER_POINT, FLOPS_PER_POINT, gosa_via, interior};
 
 use crate::{Backend, Result};
 

@@ -2,91 +2,18 @@
 //! counters, or privatised in shared memory), f64 and fixed-point weighted histograms.
 
 use super::cpu::{Histogram, bins_with_frac_bits, check_fixed_range, check_weights, fixed_to_f64};
+pub use crate::aggregation::Method;
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, download, upload, zero_async, zeroed};
 use crate::kernel::{Kernel, Param};
 use crate::launch::{Grid1d, expect_len};
 use cust::device::DeviceAttribute;
 use cust::memory::{DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
-use lockstep_shared::histogram::{Bins, DROP_SLOTS, HIST_BLOCK, PRIVATE_BLOCK, PRIVATE_BYTES, via};
+use lockstep_shared::histogram::{Bins, DROP_SLOTS, HIST_BLOCK, PRIVATE_BLOCK, PRIVATE_BYTES};
 
 /// Privatised count kernels: above this many bins, one block of `2 · PRIVATE_BLOCK` threads per
 /// SM instead of two of `PRIVATE_BLOCK` (half the blocks, so half the k-counter flush atomics).
 pub const PRIVATE_WIDE_BINS: u32 = 2048;
-
-/// How a histogram (or a probe) adds into its counters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Method {
-    /// One native atomic per value.
-    Plain,
-    /// Warp aggregation through shared memory (paper Fig. 3).
-    Shared,
-    /// Warp aggregation through shuffles (paper Fig. 5).
-    Shfl,
-    /// Warp aggregation through `match.any.sync` (the recommended one).
-    Match,
-    /// Block aggregation with barriers (paper Fig. 4).
-    Block,
-    /// Match aggregation of unit increments (counts and unit weights only).
-    Count,
-    /// f64 only: a 64-bit CAS loop per value.
-    Cas,
-    /// f64 only: the CAS loop behind match aggregation.
-    CasAggregated,
-    /// Per-block counters in shared memory (match-aggregated), then one global add per bin
-    /// (histograms only; `k` ≤ 12 288 for counts, 6 144 for f64 and fixed point).
-    Private,
-}
-
-impl Method {
-    /// Every method, in the order of the benchmark tables.
-    pub const ALL: [Method; 9] = [
-        Method::Plain,
-        Method::Shared,
-        Method::Shfl,
-        Method::Match,
-        Method::Block,
-        Method::Count,
-        Method::Cas,
-        Method::CasAggregated,
-        Method::Private,
-    ];
-
-    /// A short name (`plain`, `shared`, `shfl`, `match`, `block`, `count`, `cas`, `cas-agg`,
-    /// `private`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Method::Plain => "plain",
-            Method::Shared => "shared",
-            Method::Shfl => "shfl",
-            Method::Match => "match",
-            Method::Block => "block",
-            Method::Count => "count",
-            Method::Cas => "cas",
-            Method::CasAggregated => "cas-agg",
-            Method::Private => "private",
-        }
-    }
-
-    /// The method of a name, or `None`.
-    pub fn from_name(name: &str) -> Option<Method> {
-        Method::ALL.into_iter().find(|m| m.name() == name)
-    }
-
-    pub(crate) fn code(self) -> u32 {
-        match self {
-            Method::Plain => via::PLAIN,
-            Method::Shared => via::SHARED,
-            Method::Shfl => via::SHFL,
-            Method::Match => via::MATCH,
-            Method::Block => via::BLOCK,
-            Method::Count => via::COUNT,
-            Method::Cas => via::CAS,
-            Method::CasAggregated => via::CAS_AGGREGATED,
-            Method::Private => u32::MAX,
-        }
-    }
-}
 
 /// Which counters a histogram has (decides which methods apply).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -116,7 +116,7 @@ impl<'g> Matmul<'g> {
         dims(kernel, n)?;
         let (free, _) = self.gpu.memory_info()?;
         let need = 3 * (n as u64 * n as u64) * std::mem::size_of::<T>() as u64;
-        crate::nbody::ensure_fits("device memory needed for the matrices (bytes)", need, free as u64)?;
+        crate::launch::ensure_fits("device memory needed for the matrices (bytes)", need, free as u64)?;
         expect_len("a", a.len(), n * n)?;
         expect_len("b", b.len(), n * n)?;
         let (da, db) = (upload(a)?, upload(b)?);

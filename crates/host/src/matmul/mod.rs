@@ -8,7 +8,7 @@ mod gpu;
 pub use cpu::{model_matrix, multiply_par, multiply_seq};
 #[cfg(feature = "gpu")]
 pub use gpu::{MatKernel, Matmul, dims};
-pub use lockstep_shared::matmul::MatInt;
+pub use lockstep_shared::matmul::{MODEL_MAX_N_I32, MatInt, model_c};
 
 use crate::launch::expect_len;
 use crate::{Backend, Error, Result};

@@ -628,7 +628,9 @@ pub fn mean_winner_ratio(params: &MgParams, seed: u32, first: u64, trials: u64) 
 /// `first + trials`, the end of a trial range; [`Error::TooLarge`] when it passes `u64::MAX`
 /// (trial numbers are `u64`), instead of a range that wraps to nothing.
 pub fn trial_end(first: u64, trials: u64) -> Result<u64> {
-    first.checked_add(trials).ok_or(Error::TooLarge { what: "first trial + trials", value: u64::MAX, max: u64::MAX })
+    first
+        .checked_add(trials)
+        .ok_or_else(|| Error::Overflow { what: "first trial + trials", expr: format!("{first} + {trials}") })
 }
 
 /// `sum / (n · trials)` per step: the averaged winner ratio from summed winner counts.

@@ -649,7 +649,10 @@ impl<'g> Mg<'g> {
             max: u32::MAX as u64,
         })?;
         let Some(per_block) = per_block else {
-            return Err(Error::TooLarge { what: "device memory per game (bytes)", value: u64::MAX, max: room });
+            return Err(Error::Overflow {
+                what: "device memory per game (bytes)",
+                expr: format!("{} agents · {} + 32 · {} groups", params.n, bytes_per_agent(&params), params.groups),
+            });
         };
         let fit = room.saturating_sub(fixed) / per_block.max(1);
         let want = blocks.map_or(trials.min(crate::launch::MAX_GRID_X), |b| b as u64);

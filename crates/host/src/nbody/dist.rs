@@ -189,7 +189,7 @@ mod gpu {
         let total = piece * comm.size();
         let need = (28 * piece as u64 + 8 * total as u64) * std::mem::size_of::<T>() as u64;
         let (free, _) = gpu.memory_info()?;
-        super::super::gpu::ensure_fits("device memory needed for this rank's bodies (bytes)", need, free as u64)?;
+        crate::launch::ensure_fits("device memory needed for this rank's bodies (bytes)", need, free as u64)?;
         let f: RankStage<'_, T> = gpu.kernel(kernel_name(method, T::NAME))?;
         gpu.bind()?;
         let max =

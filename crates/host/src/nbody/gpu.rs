@@ -7,7 +7,7 @@
 //! stage-position buffers, `28·n·size_of::<T>()` bytes in all.
 
 use super::problem::{Method, Mode, NbodyFloat, Params, System, invalid, validate, validate_params};
-use crate::error::{Error, Result, cuda};
+use crate::error::{Result, cuda};
 use crate::gpu::Gpu;
 use crate::gpu::{upload, zeroed};
 use crate::kernel::Kernel;
@@ -24,10 +24,7 @@ pub fn device_bytes<T>(n: usize) -> u64 {
     (n as u64).saturating_mul(28 * std::mem::size_of::<T>() as u64)
 }
 
-/// Refuses `need` bytes when the device has less free ([`Error::TooLarge`]), before allocating.
-pub fn ensure_fits(what: &'static str, need: u64, free: u64) -> Result<()> {
-    if need > free { Err(Error::TooLarge { what, value: need, max: free }) } else { Ok(()) }
-}
+pub use crate::launch::ensure_fits;
 
 /// A system on the device with its RK4 scratch.
 pub struct DeviceSystem<T: DeviceCopy> {
