@@ -77,6 +77,7 @@ import numpy as np
 from . import _check, _native
 from . import bridge as _bridge
 from . import mg as _mg
+from .nbody import _bodies
 
 __all__ = ["Game", "State", "bridge_generate", "finish", "main", "mg_play", "mg_run", "nbody_run", "rank"]
 
@@ -189,21 +190,8 @@ def nbody_run(
     bodies (the same bits). Runs of k and then m steps equal one of k + m steps: call it once
     per frame you want.
     """
-    p = _check.array("pos", pos, (np.float32, np.float64), ndim=2, shape=(None, 3))
+    p, v, m, dt, eps, g, steps = _bodies(pos, vel, mass, dt, eps, g, steps, precision)
     dtype = p.dtype
-    if precision is not None:
-        _check.choice("precision", precision, ("f32", "f64"))
-        if np.dtype(_DTYPES[precision]) != dtype:
-            raise TypeError(f"pos: dtype {dtype} does not match precision={precision!r}")
-    n = p.shape[0]
-    if n == 0:
-        raise ValueError("pos: no bodies (shape (0, 3))")
-    v = _check.array("vel", vel, (dtype,), ndim=2, shape=(n, 3))
-    m = _check.array("mass", mass, (dtype,), ndim=1, shape=(n,))
-    dt = _check.real("dt", dt, positive=True)
-    eps = _check.real("eps", eps, nonnegative=True)
-    g = _check.real("g", g, nonnegative=True)
-    steps = _check.count("steps", steps, 0, 2**64 - 1)
     _check.choice("method", method, ("shared", "global"))
     fn = _native.dist_nbody_run_f32 if dtype == np.float32 else _native.dist_nbody_run_f64
     x, u = fn(p, v, m, g, eps, dt, steps, method)

@@ -103,6 +103,22 @@ def integrate(
     Returns :class:`Trajectory`. Ctrl-C stops between chunks of steps (about every 0.1 s;
     chunks give the same bits as one run: RK4 carries only the state).
     """
+    p, v, m, dt, eps, g, steps = _bodies(pos, vel, mass, dt, eps, g, steps, precision)
+    dtype = p.dtype
+    if every is not None:
+        every = _check.count("every", every, 1, 2**64 - 1)
+    _check.choice("mode", mode, ("exact", "fast"))
+    _check.device(device)
+    checkpoint, checkpoint_every, resume = _check.resume_options(checkpoint, checkpoint_every, resume)
+    fn = _native.nbody_integrate_f32 if dtype == np.float32 else _native.nbody_integrate_f64
+    xs, vs, es, ks = fn(p, v, m, g, eps, dt, steps, every, bool(energy), mode, device, checkpoint, checkpoint_every, resume)
+    return Trajectory(xs, vs, es, ks)
+
+
+def _bodies(pos, vel, mass, dt, eps, g, steps, precision):
+    """The checked arguments of a run (shared with :mod:`lockstep.dist`): positions, velocities
+    and masses of one float dtype and matching shapes, ``dt > 0``, ``eps, g ≥ 0``, a step
+    count; ``precision`` must match the dtype."""
     p = _check.array("pos", pos, (np.float32, np.float64), ndim=2, shape=(None, 3))
     dtype = p.dtype
     if precision is not None:
@@ -118,11 +134,4 @@ def integrate(
     eps = _check.real("eps", eps, nonnegative=True)
     g = _check.real("g", g, nonnegative=True)
     steps = _check.count("steps", steps, 0, 2**64 - 1)
-    if every is not None:
-        every = _check.count("every", every, 1, 2**64 - 1)
-    _check.choice("mode", mode, ("exact", "fast"))
-    _check.device(device)
-    checkpoint, checkpoint_every, resume = _check.resume_options(checkpoint, checkpoint_every, resume)
-    fn = _native.nbody_integrate_f32 if dtype == np.float32 else _native.nbody_integrate_f64
-    xs, vs, es, ks = fn(p, v, m, g, eps, dt, steps, every, bool(energy), mode, device, checkpoint, checkpoint_every, resume)
-    return Trajectory(xs, vs, es, ks)
+    return p, v, m, dt, eps, g, steps

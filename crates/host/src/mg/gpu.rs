@@ -123,6 +123,35 @@ impl Game {
         self.next
     }
 
+    /// The device buffers of a game (`params`: the game's or a share's, the minority taken of
+    /// `whole` agents) from its generators' set-up, scores and votes zero, pass 0 next.
+    fn allocate(
+        params: MgParams,
+        whole: u64,
+        seed: u32,
+        trial: u64,
+        setup: Setup,
+        trace: Option<(DeviceBuffer<u32>, DeviceBuffer<u8>, u64)>,
+    ) -> Result<Game> {
+        let rng0 = flatten(&setup.states);
+        Ok(Game {
+            tables: alloc(params.n * (params.s * params.words) as u64)?,
+            scores: alloc(params.n * params.s as u64)?,
+            rng: upload(&rng0)?,
+            rng_prev: upload(&rng0)?,
+            ones: alloc(params.p as u64)?,
+            bar: alloc(2)?,
+            params,
+            seed,
+            trial,
+            next: 0,
+            whole,
+            setup,
+            rng0,
+            trace,
+        })
+    }
+
     /// The device's vote counts (`p` of them): a share's all-reduce target.
     pub fn ones(&self) -> &DeviceBuffer<u64> {
         &self.ones
@@ -289,29 +318,13 @@ impl<'g> Mg<'g> {
         let setup = setups(&params, seed, trial, 1)
             .pop()
             .ok_or(Error::InvalidInput { what: "trial", why: "no setup".into() })?;
-        let rng0 = flatten(&setup.states);
         let trace = if trace {
             let stride = u64::try_from(Layout::of(&params).group_stride).unwrap_or(u64::MAX);
             Some((alloc::<u32>(params.groups * stride)?, alloc::<u8>(params.n * params.p as u64)?, stride))
         } else {
             None
         };
-        Ok(Game {
-            tables: alloc(params.n * (params.s * params.words) as u64)?,
-            scores: alloc(params.n * params.s as u64)?,
-            rng: upload(&rng0)?,
-            rng_prev: upload(&rng0)?,
-            ones: alloc(params.p as u64)?,
-            bar: alloc(2)?,
-            params,
-            seed,
-            trial,
-            next: 0,
-            whole: params.n,
-            setup,
-            rng0,
-            trace,
-        })
+        Game::allocate(params, params.n, seed, trial, setup, trace)
     }
 
     /// A rank's share of a distributed game (trial `trial` of `seed`) split over ranks: groups
@@ -337,23 +350,7 @@ impl<'g> Mg<'g> {
         let params = share_params(&whole, groups.clone());
         self.check_memory(game_bytes(&params))?;
         let setup = setup_share(&whole, seed, trial, groups);
-        let rng0 = flatten(&setup.states);
-        Ok(Game {
-            tables: alloc(params.n * (params.s * params.words) as u64)?,
-            scores: alloc(params.n * params.s as u64)?,
-            rng: upload(&rng0)?,
-            rng_prev: upload(&rng0)?,
-            ones: alloc(params.p as u64)?,
-            bar: alloc(2)?,
-            params,
-            seed,
-            trial,
-            next: 0,
-            whole: whole.n,
-            setup,
-            rng0,
-            trace: None,
-        })
+        Game::allocate(params, whole.n, seed, trial, setup, None)
     }
 
     /// The kernel-per-step grid of `game`: one thread per group, but no more blocks than the
