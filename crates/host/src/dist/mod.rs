@@ -14,7 +14,7 @@
 //!   store for the rendezvous (NCCL's unique id) and small host collectives.
 //!
 //! **Invariants.** A collective is called by every rank in the same order with the same kind
-//! and length; a rank that calls another gets [`Error::Collective`] naming both calls, on every
+//! and length; a rank that calls another gets [`crate::Error::Collective`] naming both calls, on every
 //! rank (the CPU group and the store check; NCCL cannot, so the store's checks run before
 //! each NCCL collective is enqueued only in debug runs — the families call collectives in a
 //! fixed order that depends on the problem alone). A rank that leaves (returns, panics, dies)

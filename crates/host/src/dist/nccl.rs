@@ -3,7 +3,7 @@
 //!
 //! **Why our own binding.** NCCL is a C library that few machines have in the loader's path
 //! (on ours it ships only inside the Python wheel `nvidia-nccl-cu13`), so — like the CUDA driver
-//! ([`crate::driver`]) — it is opened with `dlopen` when a run first asks for it, never linked:
+//! (`crate::driver`) — it is opened with `dlopen` when a run first asks for it, never linked:
 //! a program that never uses NCCL starts without it. The binding is a table of the nine
 //! functions we call. cudarc's `nccl` module would do the opening too, but it takes cudarc's
 //! own context and stream types, which would sit beside cust's (ours own the context, module
