@@ -3,7 +3,7 @@
 //! same bits.
 //!
 //! Output layout `[step][dim][path]` (`(N+1)·d·paths` values). The CPU twin is
-//! [`generate_seq`] / [`generate_par`]; the GPU launcher is [`Bridge`]; [`generate`] picks one.
+//! [`generate_seq`] / [`generate_par`]; the GPU launcher is `Bridge` (feature `gpu`); [`generate`] picks one.
 //! [`generate_range`] gives paths `first..first + count` of a run alone (chunks of a run larger
 //! than memory), with the same bits.
 

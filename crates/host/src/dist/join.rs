@@ -1,7 +1,7 @@
 //! Joining a launched run: a process started by `lockstep run`, `mpirun` or `srun` reads its
 //! rank from the launcher's variables ([`Launch`]), meets the others at the rendezvous store
 //! ([`StoreComm`], whose watchdog stops this rank within seconds when another dies) and, for
-//! GPU ranks, opens GPU `local_rank mod count` and joins NCCL ([`super::nccl::NcclComm`]) —
+//! GPU ranks, opens GPU `local_rank mod count` and joins NCCL (`nccl::NcclComm`) —
 //! unless two ranks share a GPU (NCCL takes one rank per GPU) or `LOCKSTEP_COLLECTIVES=host`
 //! is set on every rank: then device data goes through the store's host collectives, with
 //! the same bits.

@@ -4,7 +4,7 @@
 //! Every distributed algorithm talks to its peers through a [`Communicator`]: a few host
 //! collectives (wrapping `u64` sums, all-gathers of equal pieces, broadcast, barrier) and, where
 //! the ranks are GPUs joined by NCCL, the same collectives on device memory in stream order
-//! ([`DeviceCollectives`]). Three implementations:
+//! (`DeviceCollectives`, feature `gpu`). Three implementations:
 //!
 //! - [`CpuGroup`]: `k` virtual ranks as threads of one process (CI tests every family with
 //!   `k = 1, 2, 3, 5` on a machine without GPUs; several ranks may share one GPU);

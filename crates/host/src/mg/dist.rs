@@ -6,7 +6,7 @@
 //! every step's count — has the bits of the one-rank game on any number of ranks, and every
 //! rank returns it.
 //!
-//! A share is stored as a game of its own ([`Mg::prepare_share`], [`CpuGame::share`]); its
+//! A share is stored as a game of its own (`Mg::prepare_share` on the GPU, [`CpuGame::share`]); its
 //! generators are the whole game's for those groups (jumped to directly), so nothing of the
 //! random-number contract in `lockstep_shared::mg` changes.
 
