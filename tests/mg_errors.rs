@@ -65,7 +65,7 @@ fn launchers_refuse_bad_input_without_launching() -> Result<(), TestCaseError> {
     assert!(matches!(e, Error::TooLarge { .. }), "{e}");
     assert!(e.to_string().contains("device memory"), "{e}");
     // the standalone model's per-block workspace passes 2^64 bytes: refused with its factors
-    let e = mg.play_standalone(&huge, 1, 0, 1, None, false).err().expect("huge standalone game accepted");
+    let e = mg.play_standalone(&huge, 1, 0, 1, None, false).expect_err("huge standalone game accepted");
     assert!(matches!(e, Error::Overflow { what: "device memory per game (bytes)", .. }), "{e}");
     // an unsafe grid for the grid-sync model: refused, never launched (it would deadlock)
     let small = MgParams::new(101, 3, 2, 8, 8);

@@ -10,9 +10,10 @@
 //! generators are the whole game's for those groups (jumped to directly), so nothing of the
 //! random-number contract in `lockstep_shared::mg` changes.
 
-use super::cpu::{CpuGame, Outcome, validate};
+use super::cpu::CpuGame;
 #[cfg(feature = "gpu")]
 use super::gpu::Mg;
+use super::problem::{Outcome, validate};
 use crate::Backend;
 use crate::dist::{Communicator, split_even};
 use crate::error::{Error, Result};

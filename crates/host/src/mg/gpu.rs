@@ -8,7 +8,7 @@ use crate::gpu::Gpu;
 use crate::gpu::{download, upload};
 use crate::kernel::{Kernel, KernelArgs, Param};
 use crate::launch::{Dims, Grid1d, block_size};
-use crate::mg::cpu::{Outcome, Setup, Trace, draws_of_group, jump_table, setup_share, setups, validate};
+use crate::mg::problem::{Outcome, Setup, Trace, draws_of_group, jump_table, setup_share, setups, trial_end, validate};
 use crate::mg::state::{GameState, normalize_s2, pack_s2, unpack_s2};
 use cust::device::DeviceAttribute;
 use cust::function::{BlockSize, FunctionAttribute};
@@ -621,7 +621,7 @@ impl<'g> Mg<'g> {
         if trials == 0 {
             return Err(Error::InvalidInput { what: "trial count", why: "0 trials".into() });
         }
-        super::cpu::trial_end(first, trials)?;
+        trial_end(first, trials)?;
         if blocks == Some(0) {
             return Err(Error::InvalidInput { what: "standalone blocks", why: "0 blocks".into() });
         }

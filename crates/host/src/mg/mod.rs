@@ -7,18 +7,20 @@ mod cpu;
 pub mod dist;
 #[cfg(feature = "gpu")]
 mod gpu;
+mod problem;
 mod resume;
 mod state;
 
-pub use cpu::{
-    CpuGame, JumpTable, MAX_P, Outcome, Setup, Trace, draws_of_group, mean_winner_ratio, play, setup, setup_share,
-    setups, trial_end, validate, winner_ratio,
-};
+pub use cpu::{CpuGame, mean_winner_ratio, play};
 #[cfg(feature = "gpu")]
 pub use gpu::{
     DEFAULT_BLOCK, Distributed, Game, MAX_TRACE_BYTES, Mg, StandaloneRun, bytes_per_agent, game_bytes, trace_bytes,
 };
 pub use lockstep_shared::mg::MgParams;
+pub use problem::{
+    JumpTable, MAX_P, Outcome, Setup, Trace, draws_of_group, setup, setup_share, setups, trial_end, validate,
+    winner_ratio,
+};
 pub use resume::{Ended, Engine, Schedule, run_resumable};
 pub use state::{FAMILY, GameState, RunState, identity, normalize_s2, pack_s2, unpack_s2};
 

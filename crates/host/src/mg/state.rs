@@ -19,7 +19,7 @@
 //! finished trials), then the game's `ones` (`u64`), `tables` (`u32`), `scores` (`i32`), `rng`
 //! and `rngprev` (`u32`, four per group) — empty when no game is in progress.
 
-use super::cpu::{JumpTable, trial_end, validate};
+use super::problem::{JumpTable, trial_end, validate};
 use crate::checkpoint::{Header, Reader, Section, write};
 use crate::error::{Error, Result};
 use lockstep_shared::mg::{MgParams, choose_s2};
