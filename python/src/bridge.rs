@@ -70,7 +70,7 @@ impl PyPlan {
     }
 }
 
-fn output_of(output: &str) -> PyResult<Output> {
+pub(crate) fn output_of(output: &str) -> PyResult<Output> {
     match output {
         "paths" => Ok(Output::Paths),
         "increments" => Ok(Output::Increments),
@@ -97,6 +97,24 @@ fn kind_of(source: &str, seed: u64) -> PyResult<Kind> {
         "buffer" => Ok(Kind::Buffer),
         s => Err(PyValueError::new_err(format!("source: {s:?} is not 'philox', 'philox-bm', 'sobol' or an ndarray"))),
     }
+}
+
+/// The normals `source` names (`"buffer"`: the array `z`, borrowed, C-contiguous), for every
+/// binding that generates (here and the runs over ranks of `dist.rs`).
+pub(crate) fn source_of<'a, T: Element>(
+    source: &str,
+    seed: u64,
+    z: &'a Option<PyReadonlyArrayDyn<'_, T>>,
+) -> PyResult<Source<'a, T>> {
+    Ok(match (kind_of(source, seed)?, z) {
+        (Kind::Philox(seed), _) => Source::Philox { seed },
+        (Kind::PhiloxBm(seed), _) => Source::PhiloxBoxMuller { seed },
+        (Kind::Sobol(offset), _) => Source::Sobol { offset },
+        (Kind::Buffer, Some(z)) => {
+            Source::Buffer(z.as_slice().map_err(|_| PyValueError::new_err("source: not C-contiguous"))?)
+        }
+        (Kind::Buffer, None) => return Err(PyValueError::new_err("source 'buffer' needs the array `z`")),
+    })
 }
 
 /// Paths `first..first + paths` of the run (`first = 0`: a whole run), the bits a one-shot run
@@ -131,20 +149,9 @@ fn generate_typed<'py, T: Precision + Element>(
     first: u64,
 ) -> PyResult<Bound<'py, PyArray3<T>>> {
     let output = output_of(output)?;
-    let kind = kind_of(source, seed)?;
     let plan = plan.plan.clone();
     let (rows, d) = (plan.steps(), plan.dims());
-    let z = match (kind, &z) {
-        (Kind::Buffer, Some(z)) => Some(z.as_slice().map_err(|_| PyValueError::new_err("source: not C-contiguous"))?),
-        (Kind::Buffer, None) => return Err(PyValueError::new_err("source 'buffer' needs the array `z`")),
-        _ => None,
-    };
-    let src = match (kind, z) {
-        (Kind::Philox(seed), _) => Source::Philox { seed },
-        (Kind::PhiloxBm(seed), _) => Source::PhiloxBoxMuller { seed },
-        (Kind::Sobol(offset), _) => Source::Sobol { offset },
-        (Kind::Buffer, z) => Source::Buffer(z.unwrap_or_default()),
-    };
+    let src = source_of(source, seed, &z)?;
     bridge::check_range(&plan, &src, first, paths).map_err(to_py)?;
     check_alloc("the output ((N+1)·d·paths values)", plan.rows() as u128 * paths as u128, size_of::<T>() as u128)?;
     let device = Device::parse(py, device)?;

@@ -11,7 +11,7 @@
 
 use crate::bridge::PyPlan;
 use crate::run::{Fail, LockstepError, Work, check_alloc, interruptible, to_py};
-use lockstep::bridge::{self, Output, Precision, Source};
+use lockstep::bridge::{self, Precision};
 use lockstep::dist::{Place, Rank};
 use lockstep::nbody::{self, Method, NbodyFloat, Params, System};
 use lockstep::{Backend, Error, mg};
@@ -307,31 +307,9 @@ fn bridge_typed<'py, T: Precision + Element>(
     z: Option<PyReadonlyArrayDyn<'py, T>>,
     output: &str,
 ) -> PyResult<Bound<'py, PyArray3<T>>> {
-    let output = match output {
-        "paths" => Output::Paths,
-        "increments" => Output::Increments,
-        o => return Err(PyValueError::new_err(format!("output: {o:?} is not 'paths' or 'increments'"))),
-    };
+    let output = crate::bridge::output_of(output)?;
     let plan = plan.plan.clone();
-    let z = match (source, &z) {
-        ("buffer", Some(z)) => Some(z.as_slice().map_err(|_| PyValueError::new_err("source: not C-contiguous"))?),
-        ("buffer", None) => return Err(PyValueError::new_err("source 'buffer' needs the array `z`")),
-        _ => None,
-    };
-    let src = match source {
-        "philox" => Source::Philox { seed },
-        "philox-bm" => Source::PhiloxBoxMuller { seed },
-        "sobol" => Source::Sobol {
-            offset: u32::try_from(seed)
-                .map_err(|_| PyValueError::new_err(format!("seed: {seed} is past 2^32 - 1 (Sobol's point index)")))?,
-        },
-        "buffer" => Source::Buffer(z.unwrap_or_default()),
-        s => {
-            return Err(PyValueError::new_err(format!(
-                "source: {s:?} is not 'philox', 'philox-bm', 'sobol' or an ndarray"
-            )));
-        }
-    };
+    let src = crate::bridge::source_of(source, seed, &z)?;
     bridge::check_range(&plan, &src, 0, paths).map_err(to_py)?;
     // The output, and the gathered shares of the same size.
     check_alloc("the output and the gathered shares", plan.rows() as u128 * paths as u128 * 2, size_of::<T>() as u128)?;

@@ -291,7 +291,7 @@ fn run_typed<T: Precision + Into<f64> + npy::Element>(
     }
     let t = Instant::now();
     let bar = Progress::new(paths as u64, "paths");
-    let job = Job { plan, source, paths, chunk, output, gpu: gpu.as_ref() };
+    let job = Job { plan, source, paths, range: 0..paths, digest: false, chunk, output, gpu: gpu.as_ref() };
     let done = bridge_chunks::run(&job, file.as_mut(), args.plot.is_some(), &bar);
     bar.finish();
     let done = done?;
@@ -332,9 +332,10 @@ fn run_typed<T: Precision + Into<f64> + npy::Element>(
 
 /// One rank of a launched run: paths split over the ranks (`lockstep::dist::split_even`), each
 /// rank's share made in chunks with `bridge::generate_range` (so each path has the bits of the
-/// one-rank run) and, with `--out`, written by the rank itself into its columns of the one
-/// `.npy` (rank 0 creates `FILE.partial` and renames it once every rank has written and synced;
-/// across hosts `--out` needs a shared filesystem). `bits` is the path digest: the wrapping sum
+/// one-rank run; `bridge_chunks::run` over the rank's paths: each chunk checked finite) and,
+/// with `--out`, written by the rank itself into its columns of the one `.npy` (rank 0 creates
+/// `FILE.partial` and renames it once every rank has written and synced; across hosts `--out`
+/// needs a shared filesystem). `bits` is the path digest: the wrapping sum
 /// over paths of a hash of (path index, its values), all-reduced — the same for any number of
 /// ranks. `seconds` is the slowest rank's generation time.
 fn run_ranks<T: Precision + Into<f64> + npy::Element>(
@@ -346,81 +347,44 @@ fn run_ranks<T: Precision + Into<f64> + npy::Element>(
     chunk: usize,
     rank: lockstep::dist::Rank,
 ) -> Result<()> {
-    use anyhow::Context;
-    use std::os::unix::fs::FileExt;
     if args.plot.is_some() {
         bail!("--plot: a run over ranks does not gather its paths for a plot; run without --plot (or on one rank)");
     }
     let comm = rank.comm();
-    let backend = crate::ranks::backend(&rank);
-    let (paths, rows) = (args.paths, plan.rows());
+    let paths = args.paths;
     let me = lockstep::dist::split_even(paths as u64, comm.size(), comm.rank());
-    let data_start = npy::header(T::DESCR, &shape).len() as u64;
-    let mut slabs = None;
     let mut file = None;
     if let Some(out) = &args.out {
         if comm.rank() == 0 {
             output::check_disk(out, "--out", npy::file_bytes::<T>(&shape), "--paths or --steps")?;
-            slabs = Some(npy::Slabs::<T>::create(out, &shape)?);
+            file = Some(npy::Slabs::<T>::create(out, &shape)?);
         }
         comm.barrier()?;
-        let tmp = output::with_suffix(out, ".partial");
-        let f =
-            std::fs::OpenOptions::new().write(true).open(&tmp).with_context(|| format!("opening {}", tmp.display()))?;
-        if comm.rank() == 0 {
-            f.set_len(data_start + (rows * paths * T::SIZE) as u64)
-                .with_context(|| format!("sizing {}", tmp.display()))?;
+        if comm.rank() != 0 {
+            file = Some(npy::Slabs::<T>::join(out, &shape)?);
         }
-        comm.barrier()?;
-        file = Some((f, tmp));
     }
-    let mut digest = 0u64;
-    let mut generating = 0.0f64;
-    let ((), wall) = crate::ranks::timed(&rank, || {
-        let mut first = me.range.start as usize;
-        while first < me.range.end as usize {
-            let count = chunk.min(me.range.end as usize - first);
-            let part_source = match source {
-                Source::Buffer(z) => {
-                    let cols: Vec<T> = (0..rows)
-                        .flat_map(|r| z[r * paths + first..r * paths + first + count].iter().copied())
-                        .collect();
-                    Some(cols)
-                }
-                _ => None,
-            };
-            let src = match (&part_source, source) {
-                (Some(cols), _) => Source::Buffer(&cols[..]),
-                (None, other) => other,
-            };
-            let t = Instant::now();
-            let values = lockstep::bridge::generate_range(backend, plan, src, first as u64, count, output)?;
-            generating += t.elapsed().as_secs_f64();
-            digest = digest.wrapping_add(crate::ranks::path_digest(&values, rows, count, first as u64));
-            if let Some((f, tmp)) = &file {
-                for r in 0..rows {
-                    let at = data_start + ((r * paths + first) * T::SIZE) as u64;
-                    f.write_all_at(bytemuck::cast_slice(&values[r * count..(r + 1) * count]), at)
-                        .with_context(|| format!("writing {}", tmp.display()))?;
-                }
-            }
-            first += count;
+    let range = me.range.start as usize..me.range.end as usize;
+    let job = Job { plan, source, paths, range: range.clone(), digest: true, chunk, output, gpu: rank.gpu() };
+    let bar = Progress::new(range.len() as u64, "paths");
+    let (done, wall) = crate::ranks::timed(&rank, || {
+        let done = bridge_chunks::run(&job, file.as_mut(), false, &bar)?;
+        if let (Some(f), true) = (file.as_mut(), comm.rank() != 0) {
+            f.sync()?;
         }
-        if let Some((f, tmp)) = &file {
-            f.sync_all().with_context(|| format!("syncing {}", tmp.display()))?;
-        }
-        Ok(())
+        Ok(done)
     })?;
-    let mut sums = [digest];
+    bar.finish();
+    let mut sums = [done.digest];
     comm.all_reduce_u64(&mut sums)?;
-    let times = lockstep::dist::all_gather(comm, &[generating])?;
+    let times = lockstep::dist::all_gather(comm, &[done.generate_secs])?;
     let slowest = times.iter().copied().fold(0.0, f64::max);
-    let what = format!("paths = {paths}, rows = {rows}, {}, {:?}", T::NAME, output);
+    let what = format!("paths = {paths}, rows = {}, {}, {:?}", plan.rows(), T::NAME, output);
     crate::ranks::summary(&rank, "bridge", &what, &format!("{:016x}", sums[0]), slowest);
     if comm.rank() == 0 {
         println!("bridge over {} ranks: {wall:.3} s wall (generating: slowest rank {slowest:.3} s)", comm.size());
-        if let (Some(out), Some(slabs)) = (&args.out, slabs) {
-            slabs.commit()?;
+        if let (Some(out), Some(file)) = (&args.out, file) {
+            file.commit()?;
             let place = format!("{} ranks; {}", comm.size(), crate::ranks::place(&rank));
             sidecar::write(out, "bridge", args, Some(args.seed), &place)?;
             println!("wrote {} and {}", out.display(), sidecar::path_of(out).display());

@@ -39,6 +39,10 @@ pub struct Job<'a, T> {
     pub source: Source<'a, T>,
     /// Paths of the whole run.
     pub paths: usize,
+    /// The paths this process makes (`0..paths`, or a rank's share).
+    pub range: std::ops::Range<usize>,
+    /// Also compute the made paths' digest ([`crate::ranks::path_digest`]).
+    pub digest: bool,
     /// Paths per chunk.
     pub chunk: usize,
     /// Paths or increments.
@@ -59,6 +63,8 @@ pub struct Done<T> {
     pub generate_secs: f64,
     /// Seconds the writer spent writing (besides waiting for chunks).
     pub write_secs: f64,
+    /// The made paths' digest when the job asked for it (else 0).
+    pub digest: u64,
 }
 
 /// The columns `first..first + count` of a `[row][paths]` array.
@@ -80,7 +86,7 @@ fn generate<T: Precision>(job: &Job<'_, T>, first: usize, count: usize, bar: &Pr
         Some(g) => bridge::generate_range(Backend::Gpu(g), job.plan, source, first as u64, count, job.output)?,
         None => {
             let never = AtomicBool::new(false);
-            let progress = |done: usize, _| bar.set((first + done) as u64);
+            let progress = |done: usize, _| bar.set((first + done - job.range.start) as u64);
             bridge::generate_range_par_stoppable(job.plan, source, first as u64, count, job.output, progress, &never)?
                 .unwrap_or_default()
         }
@@ -102,9 +108,9 @@ fn check_finite<T: Precision + Into<f64>>(data: &[T], first: usize, count: usize
     Ok(())
 }
 
-/// Runs `job` chunk by chunk, each checked finite and written into `out` (when given) by a
-/// writer thread while the next is generated; keeps the first chunk when `keep_first`. The
-/// first error (generation, a non-finite value, writing) ends the run.
+/// Runs `job` (its range of paths) chunk by chunk, each checked finite and written into `out`
+/// (when given) by a writer thread while the next is generated; keeps the first chunk when
+/// `keep_first`. The first error (generation, a non-finite value, writing) ends the run.
 pub fn run<T: Precision + Into<f64> + Element>(
     job: &Job<'_, T>,
     mut out: Option<&mut Slabs<T>>,
@@ -112,15 +118,20 @@ pub fn run<T: Precision + Into<f64> + Element>(
     bar: &Progress,
 ) -> Result<Done<T>> {
     let (paths, chunk, rows) = (job.paths, job.chunk.max(1), job.plan.rows());
-    let chunks = paths.div_ceil(chunk);
+    let range = job.range.clone();
+    let chunks = range.len().div_ceil(chunk);
     let mut generate_secs = 0.0;
     let (tx, rx) = sync_channel::<(usize, Vec<T>)>(0);
-    let written = std::thread::scope(|s| -> Result<(Vec<T>, usize, f64)> {
-        let writer = s.spawn(move || -> Result<(Vec<T>, usize, f64)> {
-            let (mut first_chunk, mut first_paths, mut secs) = (Vec::new(), 0, 0.0);
+    let start = range.start;
+    let written = std::thread::scope(|s| -> Result<(Vec<T>, usize, f64, u64)> {
+        let writer = s.spawn(move || -> Result<(Vec<T>, usize, f64, u64)> {
+            let (mut first_chunk, mut first_paths, mut secs, mut digest) = (Vec::new(), 0, 0.0, 0u64);
             for (first, data) in rx {
                 let count = data.len() / rows.max(1);
                 check_finite(&data, first, count)?;
+                if job.digest {
+                    digest = digest.wrapping_add(crate::ranks::path_digest(&data, rows, count, first as u64));
+                }
                 let t = Instant::now();
                 if let Some(out) = out.as_deref_mut() {
                     for r in 0..rows {
@@ -128,21 +139,21 @@ pub fn run<T: Precision + Into<f64> + Element>(
                     }
                 }
                 secs += t.elapsed().as_secs_f64();
-                if keep_first && first == 0 {
+                if keep_first && first == start {
                     (first_chunk, first_paths) = (data, count);
                 }
             }
-            Ok((first_chunk, first_paths, secs))
+            Ok((first_chunk, first_paths, secs, digest))
         });
         let mut failed = None;
         for k in 0..chunks {
-            let first = k * chunk;
-            let count = chunk.min(paths - first);
+            let first = start + k * chunk;
+            let count = chunk.min(range.end - first);
             let t = Instant::now();
             match generate(job, first, count, bar) {
                 Ok(data) => {
                     generate_secs += t.elapsed().as_secs_f64();
-                    bar.set((first + count) as u64);
+                    bar.set((first + count - start) as u64);
                     if tx.send((first, data)).is_err() {
                         break; // the writer stopped: its error says why
                     }
@@ -160,8 +171,8 @@ pub fn run<T: Precision + Into<f64> + Element>(
             None => written,
         }
     })?;
-    let (first, first_paths, write_secs) = written;
-    Ok(Done { first, first_paths, chunks, generate_secs, write_secs })
+    let (first, first_paths, write_secs, digest) = written;
+    Ok(Done { first, first_paths, chunks, generate_secs, write_secs, digest })
 }
 
 #[cfg(test)]

@@ -129,6 +129,20 @@ impl<T: Element> Slabs<T> {
         Ok(Slabs { file, data_start: h.len() as u64, len, bytes: Vec::new(), _values: std::marker::PhantomData })
     }
 
+    /// Joins `<path>.partial` of `shape`, which another process created with [`Slabs::create`]
+    /// (a rank writing its own slabs of a run's one file): writes go to the same offsets; this
+    /// side only [`Slabs::sync`]s, the creator commits.
+    pub fn join(path: &Path, shape: &[u64]) -> Result<Slabs<T>> {
+        let Some(len) = count(shape) else { bail!("{}: shape {shape:?} passes 2^64 values", path.display()) };
+        let data_start = header(T::DESCR, shape).len() as u64;
+        Ok(Slabs { file: Partial::join(path)?, data_start, len, bytes: Vec::new(), _values: std::marker::PhantomData })
+    }
+
+    /// Flushes the values written here to disk; the file stays `.partial`.
+    pub fn sync(&mut self) -> Result<()> {
+        self.file.sync()
+    }
+
     /// Writes `values` as the values `index..index + values.len()` (C order).
     pub fn write_at(&mut self, index: u64, values: &[T]) -> Result<()> {
         if index.checked_add(values.len() as u64).is_none_or(|end| end > self.len) {

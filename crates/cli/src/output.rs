@@ -19,10 +19,14 @@ pub fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
 }
 
 /// A file being written to `<target>.partial`; removed again unless [`Partial::commit`]ed.
+/// Several processes may write one file (the ranks of a run): one creates and commits it, the
+/// others [`Partial::join`] it and only write and [`Partial::sync`].
 pub struct Partial {
     target: PathBuf,
     tmp: PathBuf,
     file: Option<File>,
+    /// Created here: removed on drop, committed here. A joined file is neither.
+    owner: bool,
 }
 
 impl Partial {
@@ -30,7 +34,21 @@ impl Partial {
     pub fn create(target: &Path) -> Result<Partial> {
         let tmp = with_suffix(target, ".partial");
         let file = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-        Ok(Partial { target: target.to_path_buf(), tmp, file: Some(file) })
+        Ok(Partial { target: target.to_path_buf(), tmp, file: Some(file), owner: true })
+    }
+
+    /// Opens `<target>.partial`, which another process created, for writing (no truncation).
+    pub fn join(target: &Path) -> Result<Partial> {
+        let tmp = with_suffix(target, ".partial");
+        let file =
+            std::fs::OpenOptions::new().write(true).open(&tmp).with_context(|| format!("opening {}", tmp.display()))?;
+        Ok(Partial { target: target.to_path_buf(), tmp, file: Some(file), owner: false })
+    }
+
+    /// Flushes what this process wrote to disk (`fsync`); the file stays `.partial`.
+    pub fn sync(&mut self) -> Result<()> {
+        let tmp = self.tmp.display().to_string();
+        self.file().sync_all().with_context(|| format!("writing {tmp}"))
     }
 
     /// The file being written.
@@ -47,6 +65,9 @@ impl Partial {
     /// `.json` sidecar of the file it replaces is removed first, so an old description never
     /// sits beside a new file (the caller writes the new sidecar after this).
     pub fn commit(mut self) -> Result<()> {
+        if !self.owner {
+            bail!("{}: only the process that created it renames it", self.tmp.display());
+        }
         let file = self.file.take().expect("a Partial holds its file until commit");
         file.sync_all().with_context(|| format!("writing {}", self.tmp.display()))?;
         drop(file);
@@ -70,7 +91,7 @@ impl Partial {
 
 impl Drop for Partial {
     fn drop(&mut self) {
-        if self.file.take().is_some() {
+        if self.file.take().is_some() && self.owner {
             let _ = std::fs::remove_file(&self.tmp);
         }
     }

@@ -3,7 +3,8 @@
 //! succeeds with every rank's line; a rank that dies stops the others within seconds with one
 //! `error: rank R …` line; bad launcher input is refused with exit 2 and one line before
 //! anything starts; two launchers on one machine act as two hosts; SIGTERM to the launcher
-//! stops ranks that wait forever.
+//! stops ranks that wait forever. And the families over CPU ranks: the bits (and the bridge's
+//! `.npy` bytes) of the one-process run.
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -158,4 +159,48 @@ fn sigterm_to_the_launcher_stops_ranks_that_wait_forever() {
     assert_eq!(e.code, Some(1), "{}", e.stderr);
     let last = e.stderr.lines().rfind(|l| !l.trim().is_empty()).unwrap_or_default();
     assert!(last.starts_with("error: interrupted by SIGTERM"), "{}", e.stderr);
+}
+
+/// The family commands over ranks: the bridge's ranks write their own columns of one `.npy`
+/// (in chunks that do not divide the shares) with the plain CPU run's bytes, and the summary's
+/// bits are the same for any rank count; the n-body and Minority Game summaries likewise.
+#[test]
+fn family_runs_over_ranks_have_the_one_process_bits() {
+    let dir = std::env::temp_dir().join(format!("lockstep-ranks-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let plain = dir.join("plain.npy");
+    let args = ["--paths", "1001", "--steps", "16", "--source", "philox-bm", "--precision", "f64"];
+    let mut one: Vec<&str> = vec!["bridge", "--device", "cpu", "--out", plain.to_str().expect("utf-8")];
+    one.extend(args);
+    assert_eq!(run(&one).code, Some(0));
+    let want = std::fs::read(&plain).expect("plain .npy");
+    let bits = |e: &Ended| e.stdout.lines().find_map(|l| l.split("bits: ").nth(1)).map(|b| b[..16].to_string());
+    let mut seen = Vec::new();
+    for k in ["1", "3"] {
+        let out = dir.join(format!("ranks{k}.npy"));
+        let mut cmd: Vec<&str> = vec!["run", "--ranks", k, "bridge", "--chunk-paths", "97"];
+        cmd.extend(args);
+        cmd.extend(["--out", out.to_str().expect("utf-8")]);
+        let e = run(&cmd);
+        assert_eq!(e.code, Some(0), "stderr: {}", e.stderr);
+        assert_eq!(std::fs::read(&out).expect("ranks' .npy"), want, "{k} ranks: the file differs");
+        assert!(!dir.join(format!("ranks{k}.npy.partial")).exists());
+        seen.push(bits(&e).expect("a summary line"));
+    }
+    for family in [
+        &["nbody", "--n", "40", "--steps", "2"][..],
+        &["mg", "--n", "1001", "--p", "20", "--groups", "7", "--trials", "2"][..],
+    ] {
+        for k in ["1", "3"] {
+            let mut cmd = vec!["run", "--ranks", k];
+            cmd.extend(family);
+            let e = run(&cmd);
+            assert_eq!(e.code, Some(0), "stderr: {}", e.stderr);
+            seen.push(format!("{}:{}", family[0], bits(&e).expect("a summary line")));
+        }
+    }
+    assert_eq!(seen[0], seen[1], "bridge bits over 1 and 3 ranks");
+    assert_eq!(seen[2], seen[3], "nbody bits over 1 and 3 ranks");
+    assert_eq!(seen[4], seen[5], "mg bits over 1 and 3 ranks");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -2,26 +2,9 @@
 //! every rank called the same one and that fail (never hang) when a rank leaves.
 
 use super::Communicator;
+use super::round::{Op, Post, combine};
 use crate::error::{Error, Result};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-
-/// A collective as one rank posted it.
-#[derive(Clone, Debug)]
-struct Post {
-    op: &'static str,
-    root: usize,
-    data: Vec<u8>,
-}
-
-impl Post {
-    fn describe(&self) -> String {
-        match self.op {
-            "broadcast" => format!("broadcast from rank {} ({} bytes)", self.root, self.data.len()),
-            "barrier" => "barrier".into(),
-            op => format!("{op} ({} bytes)", self.data.len()),
-        }
-    }
-}
 
 #[derive(Debug)]
 struct State {
@@ -120,8 +103,9 @@ impl CpuComm {
         Error::Collective { rank: self.rank, size: self.shared.size, why }
     }
 
-    /// Posts this rank's part of a collective, waits for every rank's, and returns the result.
-    fn collective(&self, post: Post, combine: impl FnOnce(&[Post]) -> Vec<u8>) -> Result<Arc<Vec<u8>>> {
+    /// Posts this rank's part of a collective, waits for every rank's, and returns the result
+    /// ([`combine`]: the same checks and arithmetic as the store's rounds).
+    fn collective(&self, post: Post) -> Result<Arc<Vec<u8>>> {
         let size = self.shared.size;
         let mut st = self.lock();
         // Wait until the previous round is taken by everyone.
@@ -134,20 +118,8 @@ impl CpuComm {
         let mine = post.describe();
         st.posted[self.rank] = Some(post);
         if st.posted.iter().all(Option::is_some) {
-            let posts: Vec<Post> = st.posted.iter().map(|p| p.clone().expect("all posted")).collect();
-            let first = &posts[0];
-            let odd = posts
-                .iter()
-                .enumerate()
-                .find(|(_, p)| p.op != first.op || p.root != first.root || p.data.len() != first.data.len());
-            st.result = Some(match odd {
-                Some((r, p)) => Err(format!(
-                    "collective mismatch: rank 0 called {}, rank {r} called {}",
-                    first.describe(),
-                    p.describe()
-                )),
-                None => Ok(Arc::new(combine(&posts))),
-            });
+            let posts: Vec<Post> = st.posted.iter_mut().filter_map(Option::take).collect();
+            st.result = Some(combine(&posts).map(Arc::new));
             self.shared.ready.notify_all();
         }
         while st.result.is_none() && st.broken.is_none() {
@@ -159,7 +131,6 @@ impl CpuComm {
         };
         st.taken += 1;
         if st.taken == size {
-            st.posted.iter_mut().for_each(|p| *p = None);
             st.result = None;
             st.taken = 0;
             self.shared.ready.notify_all();
@@ -192,15 +163,7 @@ impl Communicator for CpuComm {
 
     fn all_reduce_u64(&self, values: &mut [u64]) -> Result<()> {
         let data = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let sums = self.collective(Post { op: "all_reduce_u64", root: 0, data }, |posts| {
-            let mut acc = vec![0u64; posts[0].data.len() / 8];
-            for p in posts {
-                for (a, c) in acc.iter_mut().zip(p.data.chunks_exact(8)) {
-                    *a = a.wrapping_add(u64::from_le_bytes(c.try_into().expect("8 bytes")));
-                }
-            }
-            acc.iter().flat_map(|v| v.to_le_bytes()).collect()
-        })?;
+        let sums = self.collective(Post::new(Op::AllReduce, data))?;
         for (v, c) in values.iter_mut().zip(sums.chunks_exact(8)) {
             *v = u64::from_le_bytes(c.try_into().expect("8 bytes"));
         }
@@ -209,10 +172,7 @@ impl Communicator for CpuComm {
 
     fn all_gather_bytes(&self, mine: &[u8], all: &mut [u8]) -> Result<()> {
         crate::launch::expect_len("all-gather output (bytes)", all.len(), mine.len() * self.shared.size)?;
-        let joined = self.collective(Post { op: "all_gather", root: 0, data: mine.to_vec() }, |posts| {
-            posts.iter().flat_map(|p| p.data.iter().copied()).collect()
-        })?;
-        all.copy_from_slice(&joined);
+        all.copy_from_slice(&self.collective(Post::new(Op::AllGather, mine.to_vec()))?);
         Ok(())
     }
 
@@ -223,14 +183,14 @@ impl Communicator for CpuComm {
                 why: format!("rank {root} of {}", self.shared.size),
             });
         }
-        let data = if self.rank == root { buf.to_vec() } else { vec![0; buf.len()] };
-        let out = self.collective(Post { op: "broadcast", root, data }, |posts| posts[root].data.clone())?;
+        let data = if self.rank == root { buf.to_vec() } else { Vec::new() };
+        let out = self.collective(Post { op: Op::Broadcast, root, len: buf.len(), data })?;
         buf.copy_from_slice(&out);
         Ok(())
     }
 
     fn barrier(&self) -> Result<()> {
-        self.collective(Post { op: "barrier", root: 0, data: Vec::new() }, |_| Vec::new()).map(|_| ())
+        self.collective(Post::new(Op::Barrier, Vec::new())).map(|_| ())
     }
 }
 

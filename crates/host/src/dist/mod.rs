@@ -23,6 +23,7 @@
 
 mod cpu;
 pub mod join;
+mod round;
 pub mod env;
 pub mod store;
 #[cfg(feature = "gpu")]
