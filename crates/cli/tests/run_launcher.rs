@@ -204,3 +204,25 @@ fn family_runs_over_ranks_have_the_one_process_bits() {
     assert_eq!(seen[4], seen[5], "mg bits over 1 and 3 ranks");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// What a run over ranks cannot do is refused by every rank with one `error:` line naming the
+/// flag, before any work, and the launcher exits non-zero naming a rank.
+#[test]
+fn family_options_ranks_cannot_honour_are_refused() {
+    let png = std::env::temp_dir().join(format!("lockstep-ranks-{}.png", std::process::id()));
+    let cases: [(&[&str], &str); 4] = [
+        (&["nbody", "--n", "20", "--mode", "fast"], "--mode fast"),
+        (&["mg", "--n", "101", "--model", "grid-sync"], "--model grid-sync"),
+        (&["mg", "--n", "101", "--groups", "1"], "each rank needs at least one group"),
+        (&["bridge", "--paths", "10", "--plot", png.to_str().expect("utf-8")], "--plot"),
+    ];
+    for (family, flag) in cases {
+        let mut cmd = vec!["run", "--ranks", "2"];
+        cmd.extend(family);
+        let e = run(&cmd);
+        assert_ne!(e.code, Some(0), "{family:?} accepted: {}", e.stdout);
+        assert!(e.stderr.contains(flag) && e.stderr.contains("error:"), "{family:?}: {}", e.stderr);
+        assert!(e.stderr.lines().any(|l| l.starts_with("error: rank")), "{family:?}: {}", e.stderr);
+    }
+    assert!(!png.exists());
+}
