@@ -9,7 +9,7 @@
 #   PATHS    env, paths per run (default 1000000000)
 #   STEPS    env, --steps (default 4: (N+1)·d = 4 rows, 16 GB of f32 at 10^9 paths)
 #   SOURCES  env, --source values to time (default "sobol philox": both made in chunks on the
-#            GPU; Philox chunks after the first run unfused, the normals kernels taking a path offset)
+#            GPU by the fused kernels, which take the chunk's first path)
 #   CHUNK_PATHS  env, --chunk-paths of the --out runs (default: the CLI's, 512 MiB of output)
 # Needs a GPU, bash, dd, df, awk; no Rust. Removes what it writes.
 set -euo pipefail

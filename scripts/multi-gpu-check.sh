@@ -5,7 +5,7 @@
 #                                          SECTIONS="bits failure scaling", the default, or some)
 #
 # 1. Bits: the Minority Game (split model), n-body (f32 and f64) and the bridge (Philox fused
-#    and unfused ranks, Box–Muller, Sobol; paths and increments) on k = 1..G GPUs, on 3 ranks
+#    on every rank, Box–Muller, Sobol; paths and increments) on k = 1..G GPUs, on 3 ranks
 #    sharing 2 GPUs (host collectives), as two "hosts" (separate launchers, disjoint
 #    CUDA_VISIBLE_DEVICES, loopback rendezvous) and on the CPU twin: every run's `bits` equal.
 # 2. Failure: one rank killed (SIGKILL) mid-run, under the launcher and across two "hosts"
@@ -27,6 +27,7 @@ port=29600
 SECTIONS=${SECTIONS:-bits failure scaling}
 calc() { awk "BEGIN { printf \"%.3f\", $1 }"; }
 has() { case " $SECTIONS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+has_family() { case " ${FAMILIES:-mg nbody bridge} " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 echo "# Multi-GPU check, $(date -u +%Y-%m-%dT%H:%MZ)"
 echo
@@ -83,6 +84,7 @@ bits nbody --n 3001 --steps 3 --precision f32
 bits nbody --n 2001 --steps 2 --precision f64 --kernel global
 bits bridge --paths 100003 --steps 64 --source philox --precision f32
 bits bridge --paths 100003 --steps 64 --source philox-bm --precision f64
+bits bridge --paths 100003 --steps 64 --source philox-bm --precision f32 --increments
 bits bridge --paths 100003 --steps 33 --source sobol --seed 1 --precision f32 --increments
 bits bridge --paths 50001 --steps 16 --dims 3 --source sobol --seed 7 --precision f64
 fi
@@ -140,7 +142,7 @@ ks="1 2"
 [ "$G" -ge 4 ] && ks="$ks 4"
 echo
 echo "## Scaling (seconds of the computation between barriers, rank 0; efficiency = t1/(k·tk) strong, t1/tk weak)"
-for fam in mg nbody bridge; do
+for fam in ${FAMILIES:-mg nbody bridge}; do
   echo
   echo "### $fam"
   echo
@@ -169,7 +171,7 @@ for fam in mg nbody bridge; do
     done
   done
 done
-if [ "$G" -ge 4 ]; then
+if [ "$G" -ge 4 ] && has_family mg; then
   echo
   echo "### mg at n = 10^10 (160 GB: four GPUs)"
   echo

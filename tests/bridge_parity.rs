@@ -146,6 +146,31 @@ proptest! {
         both::<f64>(&bridge, &plan, Source::Philox { seed }, paths, inc, true)?;
     }
 
+    /// The fused Box–Muller kernels (`bridge_philox_bm_*`, any d) and the unfused pipeline
+    /// (normals kernel + buffer bridge): the CPU twin's bits.
+    #[test]
+    fn bridge_philox_bm_gpu_equals_cpu(seed: u64, n in 1usize..80, d in 1usize..=4, kind in 0u8..4, paths in 0usize..3000, inc: bool, fused: bool, block in blocks()) {
+        let gpu = gpu_or_skip!();
+        let bridge = Bridge::with_block_size(gpu, block)?;
+        let plan = Plan::new(&random_spec(seed, n, d, kind))?;
+        both::<f32>(&bridge, &plan, Source::PhiloxBoxMuller { seed }, paths, inc, fused)?;
+        both::<f64>(&bridge, &plan, Source::PhiloxBoxMuller { seed }, paths, inc, fused)?;
+    }
+
+    /// `bridge_philox_bm_d1_*`: with the plan's schedule and a cache of normals when they fit
+    /// (`box_muller_cached`), else the one-block cache; the d = 1 kernel is the one launched.
+    #[test]
+    fn bridge_philox_bm_d1_gpu_equals_cpu(seed: u64, n in 1usize..128, kind in 0u8..4, paths in 0usize..3000, inc: bool, block in blocks()) {
+        let gpu = gpu_or_skip!();
+        let bridge = Bridge::with_block_size(gpu, block)?;
+        let plan = Plan::new(&random_spec(seed, n, 1, kind))?;
+        let fast = plan.launch_shape::<f64>(block, paths).fused_fast_d1();
+        let want = if fast { Variant::PhiloxBoxMullerD1 } else { Variant::PhiloxBoxMuller };
+        prop_assert_eq!(bridge.launched(&bridge.upload::<f64>(&plan)?, paths, Variant::PhiloxBoxMuller), want);
+        both::<f32>(&bridge, &plan, Source::PhiloxBoxMuller { seed }, paths, inc, true)?;
+        both::<f64>(&bridge, &plan, Source::PhiloxBoxMuller { seed }, paths, inc, true)?;
+    }
+
     #[test]
     fn bridge_sobol_d1_gpu_equals_cpu(seed: u64, n in 1usize..128, kind in 0u8..4, paths in 0usize..3000, offset in 0u32..100_000, inc: bool, block in blocks()) {
         let gpu = gpu_or_skip!();
@@ -405,6 +430,51 @@ fn bridge_philox_d1_schedule_gpu_equals_cpu() -> Result<(), TestCaseError> {
                 both::<f32>(&bridge, plan, Source::Philox { seed }, paths, inc, true)?;
             } else {
                 both::<f64>(&bridge, plan, Source::Philox { seed }, paths, inc, true)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The fused Box–Muller d = 1 kernels' two ways, as the Philox ones': the host's schedule with
+/// a cache of normals (4 bytes each in f32, 8 in f64) where it fits, the one-block cache where
+/// it does not (a 70-slot order: 35 KiB at 128 threads in f32 fits, 70 KiB in f64 or at 256
+/// threads does not), in both
+/// precisions, points and increments.
+#[test]
+fn bridge_philox_bm_d1_schedule_gpu_equals_cpu() -> Result<(), TestCaseError> {
+    // (seed, interior N, order kind, block, element size, expected: scheduled)
+    let cases = [
+        (1, 127, 0, 128, 4, true),
+        (1, 127, 0, 128, 8, true),
+        (12, 127, 2, 128, 8, false),
+        (12, 127, 2, 128, 4, true),
+        (3, 63, 1, 96, 8, true),
+        (12, 127, 2, 256, 4, false),
+    ];
+    let plans = cases.iter().map(|&(seed, n, kind, ..)| Plan::new(&random_spec(seed, n, 1, kind)));
+    let plans = plans.collect::<Result<Vec<_>, _>>()?;
+    for (k, (&(_, _, _, block, elem, cached), plan)) in cases.iter().zip(&plans).enumerate() {
+        let reads: Vec<u32> = plan.tables::<f32>().idx.chunks_exact(8).map(|r| r[3]).collect();
+        let (_, slots) = lockstep::bridge::philox_schedule(&reads).expect("a schedule");
+        let (steps, stack, paths) = (plan.steps(), plan.stack_slots(), 1001 + 38 * k);
+        let shape = LaunchShape { steps, dims: 1, slots: stack, block: block as usize, paths, elem };
+        assert!(shape.fused_fast_d1(), "case {k}: fast d = 1 path");
+        assert_eq!(shape.box_muller_cached(slots as usize), cached, "case {k}: scheduled ({slots} slots)");
+    }
+    let gpu = gpu_or_skip!();
+    for (k, (&(seed, _, _, block, elem, cached), plan)) in cases.iter().zip(&plans).enumerate() {
+        let bridge = Bridge::with_block_size(gpu, block)?;
+        let paths = 1001 + 38 * k;
+        for inc in [false, true] {
+            if elem == 4 {
+                let dp = bridge.upload::<f32>(plan)?;
+                assert_eq!(bridge.launched(&dp, paths, Variant::PhiloxBoxMuller), Variant::PhiloxBoxMullerD1);
+                assert_eq!(bridge.box_muller_cached(&dp, paths), cached, "case {k}");
+                both::<f32>(&bridge, plan, Source::PhiloxBoxMuller { seed }, paths, inc, true)?;
+            } else {
+                assert_eq!(bridge.box_muller_cached(&bridge.upload::<f64>(plan)?, paths), cached, "case {k}");
+                both::<f64>(&bridge, plan, Source::PhiloxBoxMuller { seed }, paths, inc, true)?;
             }
         }
     }

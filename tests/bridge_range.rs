@@ -1,7 +1,8 @@
 //! Ranges of a bridge generation (`bridge::generate_range`, issue #25): a run made of chunks of
 //! paths `first..first + count` equals the one-shot run bit for bit, for chunk sizes that do not
 //! divide the path count, every source, both precisions, points and increments — on the CPU
-//! (one thread and rayon) and on the GPU where it generates ranges. Bad ranges are refused.
+//! (one thread and rayon) and on the GPU where it generates ranges, also into page-locked memory
+//! (`generate_range_into` with `Pinned`, as the CLI's chunks). Bad ranges and lengths are refused.
 
 mod bridge_common;
 
@@ -78,6 +79,19 @@ fn chunked_equals_one_shot<T: Precision + Bits>(
     let gpu = gpu_or_skip!();
     let got = chunked(Backend::Gpu(gpu), &plan, kind, &z, seed, paths, chunk, output).map_err(fail)?;
     assert_bits_eq(&format!("{what} on the GPU"), &got, &want, |_| String::new())?;
+    // The CLI's staging: the last chunk copied into the front of a larger page-locked buffer.
+    let first = paths - chunk.min(paths);
+    let count = paths - first;
+    let zc = columns(&z, paths, first, count);
+    let mut staged = lockstep::Pinned::<T>::new(gpu, plan.rows() * chunk + 1).map_err(fail)?;
+    let len = plan.rows() * count;
+    let src = source(kind, &zc, seed);
+    bridge::generate_range_into(Backend::Gpu(gpu), &plan, src, first as u64, count, output, &mut staged[..len])
+        .map_err(fail)?;
+    let want_last = columns(&want, paths, first, count);
+    assert_bits_eq(&format!("{what}: the last chunk into page-locked memory"), &staged[..len], &want_last, |_| {
+        String::new()
+    })?;
     Ok(())
 }
 
@@ -120,4 +134,14 @@ fn bad_ranges_are_refused() {
     assert!(matches!(short, Error::LengthMismatch { .. }), "a buffer holds the range's normals: {short}");
     let empty = generate_range(Backend::Cpu, &plan, philox, 5, 0, Output::Paths).expect("an empty range");
     assert!(empty.is_empty());
+    let mut small = vec![0.0f32; plan.rows() * 4 - 1];
+    let e = bridge::generate_range_into(Backend::Cpu, &plan, philox, 5, 4, Output::Paths, &mut small).unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { arg: "out", .. }), "{e}");
+    let mut out = vec![0.0f32; plan.rows() * 4];
+    bridge::generate_range_into(Backend::CpuSeq, &plan, philox, 5, 4, Output::Paths, &mut out).expect("a range");
+    let want = generate_range(Backend::CpuSeq, &plan, philox, 5, 4, Output::Paths).expect("a range");
+    assert_eq!(
+        out.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        want.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    );
 }

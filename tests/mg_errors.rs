@@ -59,11 +59,15 @@ fn launchers_refuse_bad_input_without_launching() -> Result<(), TestCaseError> {
     let even = MgParams::new(10, 5, 2, 10, 2);
     assert!(matches!(mg.play(&even, 1, 0, Distributed::KernelPerStep, false), Err(Error::InvalidInput { .. })));
     assert!(matches!(mg.play_standalone(&even, 1, 0, 1, None, false), Err(Error::InvalidInput { .. })));
-    // more memory than the GPU has: refused before allocating
+    // more memory than the GPU has: refused before allocating, with its terms where the byte
+    // count passes 2^64 (no made-up value)
     let huge = MgParams::new((1 << 61) + 1, 5, 2, 10, 1 << 20);
     let e = mg.prepare(&huge, 1, 0, false).err().expect("huge game accepted");
-    assert!(matches!(e, Error::TooLarge { .. }), "{e}");
-    assert!(e.to_string().contains("device memory"), "{e}");
+    assert!(matches!(e, Error::Overflow { what: "device memory this game needs (bytes)", .. }), "{e}");
+    assert!(e.to_string().contains(&format!("{} agents", huge.n)), "{e}");
+    let large = MgParams::new((1 << 40) + 1, 5, 2, 10, 1 << 20);
+    let e = mg.prepare(&large, 1, 0, false).err().expect("large game accepted");
+    assert!(matches!(e, Error::TooLarge { what: "device memory this game needs (bytes)", .. }), "{e}");
     // the standalone model's per-block workspace passes 2^64 bytes: refused with its factors
     let e = mg.play_standalone(&huge, 1, 0, 1, None, false).expect_err("huge standalone game accepted");
     assert!(matches!(e, Error::Overflow { what: "device memory per game (bytes)", .. }), "{e}");

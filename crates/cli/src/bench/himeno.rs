@@ -70,7 +70,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // Bandwidth yardstick: a device-to-device copy of 1 GiB.
     let big = 1usize << 28;
     let src = DeviceBuffer::from_slice(&vec![1.0f32; big])?;
-    let mut dst = DeviceBuffer::from_slice(&vec![0.0f32; big])?;
+    let mut dst = DeviceBuffer::<f32>::zeroed(big)?;
     let copy = time_gpu(&gpu, 2, 10, || lockstep::gpu::copy_on_device(&gpu, &src, &mut dst))?;
     let copy_gbs = 8.0 * big as f64 / copy.median_ms() / 1e6;
     drop((src, dst));

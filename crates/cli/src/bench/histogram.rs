@@ -86,10 +86,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let cas_n = args.cas_n.min(args.n);
     let dx_cas = DeviceBuffer::from_slice(&x[..cas_n])?;
     let dw_cas = weights.as_ref().map(|w| DeviceBuffer::from_slice(&w[..cas_n])).transpose()?;
-    let mut dropped = DeviceBuffer::from_slice(&[0u64; 3])?;
+    let mut dropped = DeviceBuffer::<u64>::zeroed(3)?;
 
     // The floor: the input read once, at the bandwidth of a device-to-device copy of it.
-    let mut copy_dst = DeviceBuffer::from_slice(&vec![0.0f64; args.n])?;
+    let mut copy_dst = DeviceBuffer::<f64>::zeroed(args.n)?;
     let copy = time_gpu(&gpu, 2, args.runs, || lockstep::gpu::copy_on_device(&gpu, &dx, &mut copy_dst))?;
     let floor_ms = copy.median_ms() / 2.0;
     drop(copy_dst);

@@ -34,7 +34,7 @@ pub fn run(Args { log2_n, runs, record }: Args) -> anyhow::Result<()> {
     );
     let x = DeviceBuffer::from_slice(&vec![1.0f32; n])?;
     let mut y = DeviceBuffer::from_slice(&vec![2.0f32; n])?;
-    let mut z = DeviceBuffer::from_slice(&vec![0.0f32; n])?;
+    let mut z = DeviceBuffer::<f32>::zeroed(n)?;
     let saxpy = time_gpu(&gpu, 5, runs, || f.saxpy_on_device(1.0e-7, &x, &mut y))?;
     let copy = time_gpu(&gpu, 5, runs, || lockstep::gpu::copy_on_device(&gpu, &x, &mut z))?;
     let saxpy_gbs = 12.0 * n as f64 / saxpy.median_ms() / 1e6;

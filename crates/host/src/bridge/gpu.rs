@@ -7,7 +7,7 @@
 //! [`Bridge::generate_unfused`], [`Bridge::normals`]). Layout `[row][path]` as on the CPU
 //! (`crate::bridge::cpu`).
 
-use super::plan::{Plan, Precision};
+use super::plan::{BridgeKernels, Plan, Precision};
 use crate::bridge::cpu::{Output, SOBOL_MAX_DIMS, Source, check_generation, sobol_directions};
 use crate::error::{Result, cuda};
 use crate::gpu::Gpu;
@@ -98,8 +98,8 @@ pub enum DeviceSource<'a, T: cust::memory::DeviceCopy> {
         /// Index of path 0's point.
         offset: u32,
     },
-    /// Philox with Box–Muller normals: generated alone ([`Bridge::normals_on_device`]); a
-    /// generation takes them from a buffer ([`Bridge::generate`] runs both).
+    /// Philox with Box–Muller normals in registers (fused; also alone,
+    /// [`Bridge::normals_on_device`]).
     PhiloxBoxMuller {
         /// The key.
         seed: u64,
@@ -140,6 +140,10 @@ pub enum Variant {
     PhiloxD1,
     /// `bridge_sobol_d1_*` (fused, the d = 1 fast path).
     SobolD1,
+    /// `bridge_philox_bm_*` (fused, Box–Muller normals).
+    PhiloxBoxMuller,
+    /// `bridge_philox_bm_d1_*` (fused, Box–Muller normals, the d = 1 fast path).
+    PhiloxBoxMullerD1,
 }
 
 /// `DevicePointer`, short: every address parameter of the bridge kernels.
@@ -153,8 +157,8 @@ pub(crate) struct Kernels<'g, T: DeviceCopy> {
     pub(super) buffer: Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, Dp<T>, Dp<T>, Dp<T>, u32)>,
     /// `(…, z, out, paths)`.
     pub(super) dims: Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, Dp<T>, Dp<T>, u32)>,
-    /// `(…, scratch, seed, out, paths)`.
-    pub(super) philox: Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, Dp<T>, u64, Dp<T>, u32)>,
+    /// `(…, scratch, seed, first, out, paths)`.
+    pub(super) philox: Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, Dp<T>, u64, u32, Dp<T>, u32)>,
     /// `(…, scratch, dirs, low, offset, out, paths)`.
     pub(super) sobol:
         Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, Dp<T>, Dp<u32>, Dp<u32>, u32, Dp<T>, u32)>,
@@ -164,17 +168,35 @@ pub(crate) struct Kernels<'g, T: DeviceCopy> {
     pub(super) normals_sobol: Kernel<'g, (u32, Dp<u32>, Dp<u32>, u32, Dp<T>, u32)>,
     /// `(rows, seed, first, out, paths)`.
     pub(super) normals_bm: Kernel<'g, (u32, u64, u64, Dp<T>, u32)>,
-    /// `(…, seed, sched, cache_slots, out, paths)`.
-    pub(super) philox_d1: Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, u64, Dp<u32>, u32, Dp<T>, u32)>,
+    /// `(…, seed, first, sched, cache_slots, out, paths)`.
+    pub(super) philox_d1:
+        Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, u64, u32, Dp<u32>, u32, Dp<T>, u32)>,
     /// `(…, dirs, low, offset, out, paths)`.
     pub(super) sobol_d1:
         Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, Dp<u32>, Dp<u32>, u32, Dp<T>, u32)>,
+    /// `(…, scratch, seed, first, out, paths)`: Box–Muller normals.
+    pub(super) philox_bm: Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, Dp<T>, u64, u32, Dp<T>, u32)>,
+    /// `(…, seed, first, sched, cache_slots, out, paths)`: Box–Muller normals.
+    pub(super) philox_bm_d1:
+        Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, u64, u32, Dp<u32>, u32, Dp<T>, u32)>,
 }
 
 impl<'g, T: DeviceCopy> Kernels<'g, T> {
-    /// Looks up the nine kernels named, in the order of the fields.
-    fn new(gpu: &'g Gpu, names: [&'static str; 9]) -> Result<Self> {
-        let [buffer, dims, philox, sobol, normals_philox, normals_sobol, normals_bm, philox_d1, sobol_d1] = names;
+    /// Looks up the eleven kernels named, in the order of the fields.
+    fn new(gpu: &'g Gpu, names: [&'static str; 11]) -> Result<Self> {
+        let [
+            buffer,
+            dims,
+            philox,
+            sobol,
+            normals_philox,
+            normals_sobol,
+            normals_bm,
+            philox_d1,
+            sobol_d1,
+            philox_bm,
+            philox_bm_d1,
+        ] = names;
         Ok(Kernels {
             buffer: gpu.kernel(buffer)?,
             dims: gpu.kernel(dims)?,
@@ -185,27 +207,13 @@ impl<'g, T: DeviceCopy> Kernels<'g, T> {
             normals_bm: gpu.kernel(normals_bm)?,
             philox_d1: gpu.kernel(philox_d1)?,
             sobol_d1: gpu.kernel(sobol_d1)?,
+            philox_bm: gpu.kernel(philox_bm)?,
+            philox_bm_d1: gpu.kernel(philox_bm_d1)?,
         })
     }
 }
 
-/// The precisions' choice of their kernels (a supertrait of [`super::Precision`]).
-pub(crate) trait Select: Sized + DeviceCopy + cust::memory::bytemuck::Zeroable {
-    /// `b`'s kernels of `Self`.
-    fn pick<'a, 'g>(b: &'a Bridge<'g>) -> &'a Kernels<'g, Self>;
-}
-
-impl Select for f32 {
-    fn pick<'a, 'g>(b: &'a Bridge<'g>) -> &'a Kernels<'g, f32> {
-        &b.k32
-    }
-}
-
-impl Select for f64 {
-    fn pick<'a, 'g>(b: &'a Bridge<'g>) -> &'a Kernels<'g, f64> {
-        &b.k64
-    }
-}
+crate::kernel::family!(BridgeKernels: Bridge holds Kernels { f32: k32, f64: k64 });
 
 /// The bridge kernels, loaded and ready.
 pub struct Bridge<'g> {
@@ -239,6 +247,8 @@ impl<'g> Bridge<'g> {
                     "normals_bm_philox_f32",
                     "bridge_philox_d1_f32",
                     "bridge_sobol_d1_f32",
+                    "bridge_philox_bm_f32",
+                    "bridge_philox_bm_d1_f32",
                 ],
             )?,
             k64: Kernels::new(
@@ -253,6 +263,8 @@ impl<'g> Bridge<'g> {
                     "normals_bm_philox_f64",
                     "bridge_philox_d1_f64",
                     "bridge_sobol_d1_f64",
+                    "bridge_philox_bm_f64",
+                    "bridge_philox_bm_d1_f64",
                 ],
             )?,
         })
@@ -289,6 +301,8 @@ impl<'g> Bridge<'g> {
             Variant::NormalsSobol => k.normals_sobol.function(),
             Variant::PhiloxD1 => k.philox_d1.function(),
             Variant::SobolD1 => k.sobol_d1.function(),
+            Variant::PhiloxBoxMuller => k.philox_bm.function(),
+            Variant::PhiloxBoxMullerD1 => k.philox_bm_d1.function(),
         };
         let regs = f.get_attribute(NumRegisters).map_err(cuda("cuFuncGetAttribute"))?;
         let local = f.get_attribute(LocalSizeBytes).map_err(cuda("cuFuncGetAttribute"))?;
@@ -317,6 +331,7 @@ impl<'g> Bridge<'g> {
             Variant::Buffer if shape.dims >= 2 && shape.buffer_fast() => Variant::BufferDims,
             Variant::Philox if shape.fused_fast_d1() => Variant::PhiloxD1,
             Variant::Sobol if shape.fused_fast_d1() => Variant::SobolD1,
+            Variant::PhiloxBoxMuller if shape.fused_fast_d1() => Variant::PhiloxBoxMullerD1,
             v => v,
         }
     }
@@ -326,6 +341,12 @@ impl<'g> Bridge<'g> {
     /// rather than the one-block cache.
     pub fn philox_cached<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize) -> bool {
         plan.shape(self.block, paths).philox_cached(plan.cache_slots as usize)
+    }
+
+    /// As [`Bridge::philox_cached`] for the fused Box–Muller kernels, whose cache holds a
+    /// block's normals (`LaunchShape::box_muller_cached`).
+    pub fn box_muller_cached<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize) -> bool {
+        plan.shape(self.block, paths).box_muller_cached(plan.cache_slots as usize)
     }
 
     /// Copies `plan`'s tables (and, when (N+1)·d ≤ 21,201, its Sobol direction numbers) to the
@@ -360,12 +381,14 @@ impl<'g> Bridge<'g> {
         })
     }
 
-    /// Waits for the queued work, then copies `buf` (`len` elements) back to the host.
-    fn finish<T: Precision>(&self, buf: &DeviceBuffer<T>, len: usize) -> Result<Vec<T>> {
+    /// Waits for the queued work, then copies `buf` back into `host` (its first `host.len()`
+    /// elements: a device buffer holds one element at least).
+    fn finish<T: Precision>(&self, buf: &DeviceBuffer<T>, host: &mut [T]) -> Result<()> {
         self.gpu.synchronize()?;
-        let mut host = vec![T::default(); len];
-        crate::gpu::download_into(buf, &mut host)?;
-        Ok(host)
+        if host.is_empty() {
+            return Ok(());
+        }
+        crate::gpu::download_into(buf, host)
     }
 
     /// A zeroed device buffer of `len` elements (one at least: cust refuses empty buffers).
@@ -373,8 +396,9 @@ impl<'g> Bridge<'g> {
         crate::gpu::zeroed(len.max(1))
     }
 
-    /// Generates on the GPU and copies back: a buffer source is uploaded, Philox and Sobol run
-    /// fused (normals in registers). Same bits as [`crate::bridge::generate_seq`].
+    /// Generates on the GPU and copies back: a buffer source is uploaded, the generators (Philox
+    /// Φ⁻¹ and Box–Muller, Sobol) run fused (normals in registers). Same bits as
+    /// [`crate::bridge::generate_seq`].
     pub fn generate<T: Precision>(
         &self,
         plan: &Plan,
@@ -382,19 +406,47 @@ impl<'g> Bridge<'g> {
         paths: usize,
         output: Output,
     ) -> Result<Vec<T>> {
-        let len = check_generation(plan, &source, paths)?;
-        len_u32("paths", paths)?;
+        let mut host = vec![T::default(); check_generation(plan, &source, paths)?];
+        self.generate_into(plan, source, paths, output, &mut host)?;
+        Ok(host)
+    }
+
+    /// [`Bridge::generate`] into `host` (`(N+1)·d·paths` elements, else
+    /// [`crate::Error::LengthMismatch`]): page-locked memory ([`crate::Pinned`]) takes the copy
+    /// at the link's speed.
+    pub fn generate_into<T: Precision>(
+        &self,
+        plan: &Plan,
+        source: Source<'_, T>,
+        paths: usize,
+        output: Output,
+        host: &mut [T],
+    ) -> Result<()> {
+        self.generate_range_into(plan, source, 0, paths, output, host)
+    }
+
+    /// Paths `first..first + count` of a larger run into `host` (`rows·count` elements, else
+    /// [`crate::Error::LengthMismatch`]), with the bits a one-shot run gives them: the
+    /// generators fused (the kernels take the range's start), a buffer (the range's normals
+    /// alone, `[row][count]`) uploaded.
+    pub fn generate_range_into<T: Precision>(
+        &self,
+        plan: &Plan,
+        source: Source<'_, T>,
+        first: u64,
+        count: usize,
+        output: Output,
+        host: &mut [T],
+    ) -> Result<()> {
+        let len = super::check_range(plan, &source, first, count)?;
+        crate::launch::expect_len("host", host.len(), len)?;
         if len == 0 {
-            return Ok(Vec::new());
-        }
-        if let Source::PhiloxBoxMuller { .. } = source {
-            // no fused kernel: the normals kernel writes Z, the buffer bridge reads it
-            return self.generate_unfused(plan, source, paths, output);
+            return Ok(());
         }
         let dp = self.upload::<T>(plan)?;
         let mut out = self.alloc::<T>(len)?;
-        let mut scratch = self.alloc::<T>(self.scratch_len(&dp, paths))?;
-        let sc = (self.scratch_len(&dp, paths) > 0).then_some(&mut *scratch);
+        let mut scratch = self.alloc::<T>(self.scratch_len(&dp, count))?;
+        let sc = (self.scratch_len(&dp, count) > 0).then_some(&mut *scratch);
         let zbuf;
         let src = match generated(source) {
             Ok(generator) => generator,
@@ -403,12 +455,12 @@ impl<'g> Bridge<'g> {
                 DeviceSource::Buffer(&*zbuf)
             }
         };
-        self.generate_on_device(&dp, src, paths, output, sc, &mut out)?;
-        self.finish(&out, len)
+        self.generate_range_on_device(&dp, src, first, count, output, sc, &mut out)?;
+        self.finish(&out, host)
     }
 
     /// The unfused pipeline: the normals kernel writes Z, then the bridge reads it. Same bits
-    /// as [`Bridge::generate`] for Philox and Sobol.
+    /// as [`Bridge::generate`] for every generator.
     pub fn generate_unfused<T: Precision>(
         &self,
         plan: &Plan,
@@ -416,25 +468,13 @@ impl<'g> Bridge<'g> {
         paths: usize,
         output: Output,
     ) -> Result<Vec<T>> {
-        let len = check_generation(plan, &source, paths)?;
-        if len == 0 {
-            return Ok(Vec::new());
-        }
-        let dp = self.upload::<T>(plan)?;
-        let Ok(gen_src) = generated(source) else { return self.generate(plan, source, paths, output) };
-        let mut z = self.alloc::<T>(len)?;
-        self.normals_on_device(&dp, gen_src, paths, &mut z)?;
-        let mut out = self.alloc::<T>(len)?;
-        let mut scratch = self.alloc::<T>(self.scratch_len(&dp, paths))?;
-        let sc = (self.scratch_len(&dp, paths) > 0).then_some(&mut *scratch);
-        self.generate_on_device(&dp, DeviceSource::Buffer(&z), paths, output, sc, &mut out)?;
-        self.finish(&out, len)
+        self.generate_range_unfused(plan, source, 0, paths, output)
     }
 
     /// Paths `first..first + count` of a larger run by the unfused pipeline: the normals
     /// kernel writes the range's normals (`Bridge::normals_range_on_device`), then the buffer
-    /// bridge reads them — the bits those paths have in a one-shot run, for every generator
-    /// (the fused kernels take no path offset). `rows·count` values, `[row][count]`.
+    /// bridge reads them — the bits those paths have in a one-shot run, for every generator.
+    /// `rows·count` values, `[row][count]`.
     pub fn generate_range_unfused<T: Precision>(
         &self,
         plan: &Plan,
@@ -443,11 +483,30 @@ impl<'g> Bridge<'g> {
         count: usize,
         output: Output,
     ) -> Result<Vec<T>> {
+        let mut host = vec![T::default(); super::check_range(plan, &source, first, count)?];
+        self.generate_range_unfused_into(plan, source, first, count, output, &mut host)?;
+        Ok(host)
+    }
+
+    /// [`Bridge::generate_range_unfused`] into `host` (`rows·count` elements, else
+    /// [`crate::Error::LengthMismatch`]).
+    pub fn generate_range_unfused_into<T: Precision>(
+        &self,
+        plan: &Plan,
+        source: Source<'_, T>,
+        first: u64,
+        count: usize,
+        output: Output,
+        host: &mut [T],
+    ) -> Result<()> {
         let len = super::check_range(plan, &source, first, count)?;
+        crate::launch::expect_len("host", host.len(), len)?;
         if len == 0 {
-            return Ok(Vec::new());
+            return Ok(());
         }
-        let Ok(gen_src) = generated(source) else { return self.generate(plan, source, count, output) };
+        let Ok(gen_src) = generated(source) else {
+            return self.generate_range_into(plan, source, first, count, output, host);
+        };
         let dp = self.upload::<T>(plan)?;
         let mut z = self.alloc::<T>(len)?;
         self.normals_range_on_device(&dp, gen_src, first, count, &mut z)?;
@@ -455,7 +514,7 @@ impl<'g> Bridge<'g> {
         let mut scratch = self.alloc::<T>(self.scratch_len(&dp, count))?;
         let sc = (self.scratch_len(&dp, count) > 0).then_some(&mut *scratch);
         self.generate_on_device(&dp, DeviceSource::Buffer(&z), count, output, sc, &mut out)?;
-        self.finish(&out, len)
+        self.finish(&out, host)
     }
 
     /// Normals alone on the GPU (Philox or Sobol), copied back: `(N+1)·d·paths`, `[row][path]`.
@@ -471,6 +530,8 @@ impl<'g> Bridge<'g> {
         let dp = self.upload::<T>(plan)?;
         let mut z = self.alloc::<T>(len)?;
         self.normals_on_device(&dp, src, paths, &mut z)?;
-        self.finish(&z, len)
+        let mut host = vec![T::default(); len];
+        self.finish(&z, &mut host)?;
+        Ok(host)
     }
 }

@@ -59,7 +59,27 @@ impl<'g> Bridge<'g> {
         scratch: Option<&mut DeviceSlice<T>>,
         out: &mut DeviceSlice<T>,
     ) -> Result<()> {
+        self.generate_range_on_device(plan, source, 0, paths, output, scratch, out)
+    }
+
+    /// As [`Bridge::generate_on_device`] for paths `first..first + paths` of a larger run, with
+    /// the bits those paths have there: the fused kernels take Philox counters of paths
+    /// `first + p` and Sobol points `offset + first + p`; a buffer holds the range's normals
+    /// alone. Errors: a path index past `u32::MAX`, a Sobol point past `2^32`.
+    #[allow(clippy::too_many_arguments)] // generate_on_device's values and the range's start
+    pub fn generate_range_on_device<T: Precision>(
+        &self,
+        plan: &DevicePlan<T>,
+        source: DeviceSource<'_, T>,
+        first: u64,
+        paths: usize,
+        output: Output,
+        scratch: Option<&mut DeviceSlice<T>>,
+        out: &mut DeviceSlice<T>,
+    ) -> Result<()> {
         let (n, len) = output_len(plan, paths, out)?;
+        let sobol = if let DeviceSource::Sobol { offset } = source { Some(offset) } else { None };
+        super::range::check_indices(first, n as u64, sobol)?;
         let shape = plan.shape(self.block_size(), paths);
         let need = shape.scratch_len();
         let scratch = match scratch {
@@ -94,17 +114,16 @@ impl<'g> Bridge<'g> {
                 expect_len("z", z.len(), len)?;
                 self.launch_buffer(&l, z.as_device_ptr())
             }
-            DeviceSource::Philox { seed } => self.launch_philox(plan, &l, seed),
+            // check_indices: first + paths ≤ u32::MAX, so first fits
+            DeviceSource::Philox { seed } => self.launch_philox(plan, &l, seed, first as u32, false),
+            DeviceSource::PhiloxBoxMuller { seed } => self.launch_philox(plan, &l, seed, first as u32, true),
             DeviceSource::Sobol { offset } => {
+                // check_indices: offset + first + paths ≤ 2^32, so the shifted offset fits (an
+                // empty range launches nothing)
+                let offset = (offset as u64 + first) as u32;
                 let (dirs, low) = self.sobol_dirs(plan, offset, paths)?;
                 self.launch_sobol(&l, dirs, low, offset)
             }
-            DeviceSource::PhiloxBoxMuller { .. } => Err(Error::InvalidInput {
-                what: "normal source",
-                why: "Box–Muller normals have no fused bridge kernel: generate them with normals_on_device into a \
-                      buffer and pass DeviceSource::Buffer (Bridge::generate does both)"
-                    .into(),
-            }),
         }
     }
 
@@ -137,40 +156,60 @@ impl<'g> Bridge<'g> {
         }
     }
 
-    /// Philox normals in registers (fused): `bridge_philox_d1_*` on the d = 1 fast path, with
-    /// the plan's schedule and word cache when they fit; `bridge_philox_*` otherwise.
-    fn launch_philox<T: Precision>(&self, plan: &DevicePlan<T>, l: &Launch<T>, seed: u64) -> Result<()> {
+    /// Philox normals in registers (fused), Φ⁻¹ or with `box_muller` Box–Muller's:
+    /// `bridge_philox[_bm]_d1_*` on the d = 1 fast path, with the plan's schedule and its cache
+    /// (of words, or of normals) when they fit; `bridge_philox[_bm]_*` otherwise. Path `p` takes
+    /// the counter of path `first + p`.
+    fn launch_philox<T: Precision>(
+        &self,
+        plan: &DevicePlan<T>,
+        l: &Launch<T>,
+        seed: u64,
+        first: u32,
+        box_muller: bool,
+    ) -> Result<()> {
         let k = T::pick(self);
         let (cp, ip, steps, dims, slots, hp, xp, inc) = l.strategy;
         let (sp, op, n, grid) = (l.scratch, l.out, l.paths, l.grid);
         let base = shared_u32(l.shape.fused_shared_bytes(false))?;
-        if Self::kernel_for(&l.shape, Variant::Philox) != Variant::PhiloxD1 {
-            // SAFETY: as the buffer kernel with `seed: u64` in place of z; the shared memory
-            // (`base`) is fused_shared_bytes(false), as the kernel decides from the same shape.
+        let (general, d1) = if box_muller { (&k.philox_bm, &k.philox_bm_d1) } else { (&k.philox, &k.philox_d1) };
+        if !l.shape.fused_fast_d1() {
+            // SAFETY: as the buffer kernel with `seed: u64, first: u32` in place of z (first + paths ≤
+            // u32::MAX, checked); the shared memory (`base`) is fused_shared_bytes(false), as the
+            // kernel decides from the same shape.
             return unsafe {
-                k.philox.launch(self.gpu(), grid, base, (cp, ip, steps, dims, slots, hp, xp, inc, sp, seed, op, n))
+                general.launch(
+                    self.gpu(),
+                    grid,
+                    base,
+                    (cp, ip, steps, dims, slots, hp, xp, inc, sp, seed, first, op, n),
+                )
             };
         }
-        // The schedule and its word cache after the fused stack and strategy when they fit
-        // (≤ 48 KiB in all), else none (the kernel then keeps one block).
+        // The schedule and its cache after the fused stack and strategy when they fit (≤ 48 KiB
+        // in all), else none (the kernel then keeps one block).
         let (sched, cache_slots, extra) = match plan.philox_schedule() {
-            Some((ops, c)) if l.shape.philox_cached(c as usize) => {
+            Some((ops, c)) if box_muller && l.shape.box_muller_cached(c as usize) => {
+                (ops, c, shared_u32(l.shape.box_muller_cache_bytes(c as usize))?)
+            }
+            Some((ops, c)) if !box_muller && l.shape.philox_cached(c as usize) => {
                 (ops, c, shared_u32(l.shape.philox_cache_bytes(c as usize))?)
             }
             _ => (ip, 0, 0),
         };
-        // The kernel: `bridge_philox_d1_*(coef, idx, steps, dims, slots, chol, start, increments,
-        // seed, sched, cache_slots, out, paths)`. With cache_slots > 0, sched holds the plan's
-        // `steps` entries using cache_slots slots, philox_cached holds and the shared memory adds
-        // philox_cache_bytes, as the kernel decides from the same shape.
+        // The kernel: `bridge_philox[_bm]_d1_*(coef, idx, steps, dims, slots, chol, start,
+        // increments, seed, first, sched, cache_slots, out, paths)` (first + paths ≤ u32::MAX,
+        // checked). With cache_slots > 0, sched holds the plan's `steps` entries using
+        // cache_slots slots, philox_cached (box_muller_cached) holds and the shared memory adds
+        // philox_cache_bytes (box_muller_cache_bytes), as the kernel decides from the same shape.
         // SAFETY: arguments mirror the kernel's; fused_fast_d1 holds (checked), the tables come
         // from one validated Plan, out holds (N+1)·d·paths (checked), sched as above.
         unsafe {
-            k.philox_d1.launch(
+            d1.launch(
                 self.gpu(),
                 grid,
                 base + extra,
-                (cp, ip, steps, dims, slots, hp, xp, inc, seed, sched, cache_slots, op, n),
+                (cp, ip, steps, dims, slots, hp, xp, inc, seed, first, sched, cache_slots, op, n),
             )
         }
     }

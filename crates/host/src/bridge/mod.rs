@@ -24,7 +24,7 @@ pub use cpu::{
 #[cfg(feature = "gpu")]
 pub use gpu::{Bridge, DEFAULT_BLOCK, DevicePlan, DeviceSource, Variant};
 pub use plan::{BridgeSpec, Noise, Plan, Precision, Tables, bisection_order, first_then_bisection, forward_order};
-pub use range::{check_range, generate_range};
+pub use range::{check_range, generate_range, generate_range_into};
 
 use crate::{Backend, Result};
 

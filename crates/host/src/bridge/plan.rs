@@ -3,15 +3,11 @@
 //! stack of live values) and the precomputed weights in f32 and f64.
 
 use super::schedule::philox_schedule;
+use crate::backend::Element;
+use crate::dist::Plain;
 use crate::error::{Error, Result};
 use lockstep_shared::bridge::{self as sh, EMIT_LEFT, EMIT_RIGHT, LaunchShape, MAX_DIMS, NO_SLOT, Real, Step};
 use std::collections::BTreeSet;
-
-#[cfg(feature = "gpu")]
-use super::gpu::Select;
-
-#[cfg(not(feature = "gpu"))]
-use crate::backend::NoKernels as Select;
 
 /// How the d-dimensional noise is correlated.
 #[derive(Clone, Debug, PartialEq)]
@@ -130,10 +126,13 @@ pub struct Tables<T> {
     pub start: Vec<T>,
 }
 
+/// The bridge kernels as a family: a [`Precision`]'s `Element<BridgeKernels>` picks its own.
+pub(crate) enum BridgeKernels {}
+
 /// f32 or f64 generation.
-#[allow(private_bounds)] // sealed: `Select` picks the GPU kernels of each precision
+#[allow(private_bounds)] // sealed: `Element` picks the GPU kernels of each precision
 pub trait Precision:
-    Real + crate::DeviceValue + crate::dist::Plain + Select + Default + Send + Sync + std::fmt::Debug + 'static
+    Real + crate::DeviceValue + Plain + Element<BridgeKernels> + Default + Send + Sync + std::fmt::Debug + 'static
 {
     /// The plan's tables in this precision.
     fn tables(plan: &Plan) -> &Tables<Self>;

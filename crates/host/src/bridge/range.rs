@@ -4,9 +4,9 @@
 //! path's own index only (Philox: the counter; Sobol: the point `offset + p`), never on the
 //! path count.
 //!
-//! On the GPU a range is the fused kernels' generation with a shifted Sobol offset; a Philox
-//! range that starts after path 0 runs unfused: the normals kernels take a path offset
-//! (`first`), the buffer bridge reads their output (`Bridge::generate_range_unfused`).
+//! On the GPU a range is the fused kernels' generation from the range's start (Philox counters
+//! of paths `first + p`, Sobol points `offset + first + p`); Box–Muller normals, which have no
+//! fused kernel, come from the normals kernel's range (`Bridge::generate_range_unfused`).
 
 use super::cpu::{Output, Source, check_generation, generate_range_par_stoppable, generate_range_seq};
 use super::plan::{Plan, Precision};
@@ -74,22 +74,37 @@ pub fn generate_range<T: Precision>(
                 .map(Option::unwrap_or_default)
         }
         #[cfg(feature = "gpu")]
-        Backend::Gpu(gpu) => {
-            let bridge = super::Bridge::new(gpu)?;
-            match source {
-                Source::Sobol { offset } => {
-                    // check_range: offset + first + count ≤ 2^32, so the shifted offset fits.
-                    let shifted = u32::try_from(offset as u64 + first).map_err(|_| Error::TooLarge {
-                        what: "Sobol point index offset + first",
-                        value: offset as u64 + first,
-                        max: u32::MAX as u64,
-                    })?;
-                    bridge.generate(plan, Source::Sobol { offset: shifted }, count, output)
-                }
-                _ if first == 0 => bridge.generate(plan, source, count, output),
-                _ => bridge.generate_range_unfused(plan, source, first, count, output),
-            }
+        Backend::Gpu(_) => {
+            let mut host = vec![T::default(); check_range(plan, &source, first, count)?];
+            generate_range_into(backend, plan, source, first, count, output, &mut host)?;
+            Ok(host)
         }
+        #[cfg(not(feature = "gpu"))]
+        Backend::Gpu(gpu) => match gpu.never {},
+    }
+}
+
+/// [`generate_range`] into `out` (`rows·count` elements, else [`Error::LengthMismatch`]). On the
+/// GPU the result is copied straight into `out`: page-locked memory (`lockstep::Pinned`, feature `gpu`), reused
+/// chunk after chunk, takes it at the link's speed (a fresh vector is paged in as it is written).
+pub fn generate_range_into<T: Precision>(
+    backend: Backend<'_>,
+    plan: &Plan,
+    source: Source<'_, T>,
+    first: u64,
+    count: usize,
+    output: Output,
+    out: &mut [T],
+) -> Result<()> {
+    let len = check_range(plan, &source, first, count)?;
+    crate::launch::expect_len("out", out.len(), len)?;
+    match backend {
+        Backend::CpuSeq | Backend::Cpu => {
+            out.copy_from_slice(&generate_range(backend, plan, source, first, count, output)?);
+            Ok(())
+        }
+        #[cfg(feature = "gpu")]
+        Backend::Gpu(gpu) => super::Bridge::new(gpu)?.generate_range_into(plan, source, first, count, output, out),
         #[cfg(not(feature = "gpu"))]
         Backend::Gpu(gpu) => match gpu.never {},
     }

@@ -4,43 +4,38 @@
 use crate::aggregation::Method;
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, download, upload, zeroed};
-use crate::kernel::Kernel;
+use crate::kernel::{Element, Kernel};
 use crate::launch::{Grid1d, block_size, expect_len, len_u32};
 use cust::memory::{DeviceCopy, DevicePointer};
 
 /// `(method, n, targets, values, counters, olds)` of the aggregation probes.
 type Probe<'g, T> = Kernel<'g, (u32, u32, DevicePointer<u32>, DevicePointer<T>, DevicePointer<T>, DevicePointer<T>)>;
 
-/// The probe value types' choice of their kernel (a supertrait of [`ProbeValue`]).
-pub(crate) trait ProbeSelect: Sized + DeviceCopy + cust::memory::bytemuck::Zeroable {
-    /// `a`'s probe kernel of `Self`.
-    fn pick<'a, 'g>(p: &'a Probes<'g>) -> &'a Probe<'g, Self>;
-}
+/// The probe kernels as a family: a [`ProbeValue`]'s `Element<ProbeKernels>` picks its own.
+pub(crate) enum ProbeKernels {}
+
+crate::kernel::family!(ProbeKernels: Probes holds Probe {
+    u32: aggregate_probe_u32,
+    i32: aggregate_probe_i32,
+    u64: aggregate_probe_u64,
+    f32: aggregate_probe_f32,
+    f64: aggregate_probe_f64,
+});
 
 /// Value types of the probes.
-#[allow(private_bounds)] // sealed: `ProbeSelect` picks the kernel of each type
-pub trait ProbeValue: DeviceCopy + Default + Clone + ProbeSelect {
+#[allow(private_bounds)] // sealed: `Element` picks the kernel of each type
+pub trait ProbeValue: DeviceCopy + Default + Clone + Element<ProbeKernels> {
     #[doc(hidden)]
     const IS_F64: bool = false;
 }
 
-macro_rules! probe_value {
-    ($t:ty, $field:ident $(, $f64:expr)?) => {
-        impl ProbeSelect for $t {
-            fn pick<'a, 'g>(p: &'a Probes<'g>) -> &'a Probe<'g, $t> {
-                &p.$field
-            }
-        }
-        impl ProbeValue for $t {
-            $(const IS_F64: bool = $f64;)?
-        }
-    };
+impl ProbeValue for u32 {}
+impl ProbeValue for i32 {}
+impl ProbeValue for u64 {}
+impl ProbeValue for f32 {}
+impl ProbeValue for f64 {
+    const IS_F64: bool = true;
 }
-probe_value!(u32, aggregate_probe_u32);
-probe_value!(i32, aggregate_probe_i32);
-probe_value!(u64, aggregate_probe_u64);
-probe_value!(f32, aggregate_probe_f32);
-probe_value!(f64, aggregate_probe_f64, true);
 
 /// The probe kernels, loaded and ready.
 pub struct Probes<'g> {

@@ -2,10 +2,11 @@
 //! counters, or privatised in shared memory), f64 and fixed-point weighted histograms.
 
 use super::cpu::{Histogram, bins_with_frac_bits, check_fixed_range, check_weights, fixed_to_f64};
+use super::{CountCounter, CountKernels};
 pub use crate::aggregation::Method;
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, download, upload, zero_async, zeroed};
-use crate::kernel::{Kernel, Param};
+use crate::kernel::{Element, Kernel, Param};
 use crate::launch::{Grid1d, expect_len};
 use cust::device::DeviceAttribute;
 use cust::memory::{DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
@@ -78,72 +79,27 @@ type WeightedGlobal<'g, T> =
 /// `(bins, n, x, w, sums, dropped)` of the privatised weighted histograms.
 type WeightedPrivate<'g, T> =
     Kernel<'g, (Param<Bins>, u64, DevicePointer<f64>, DevicePointer<f64>, DevicePointer<T>, DevicePointer<u64>)>;
-/// The counter types' choice of their kernels (a supertrait of [`CountCounter`]).
-pub(crate) trait CountSelect: Sized + DeviceCopy {
-    /// `a`'s global and privatised count kernels of `Self`.
-    fn pick<'a, 'g>(h: &'a Histograms<'g>) -> (&'a CountGlobal<'g, Self>, &'a CountPrivate<'g, Self>);
-}
+/// Both count kernels of one counter type: global counters and privatised.
+type CountSet<'g, T> = (CountGlobal<'g, T>, CountPrivate<'g, T>);
+/// Both weighted kernels of one sum type: global sums and privatised.
+type WeightedSet<'g, T> = (WeightedGlobal<'g, T>, WeightedPrivate<'g, T>);
 
-/// Counter types of the count histograms (`u32`, `u64`).
-#[allow(private_bounds)] // sealed: `CountSelect` picks the kernels of each type
-pub trait CountCounter:
-    DeviceCopy + Default + Clone + cust::memory::bytemuck::Zeroable + Into<u64> + CountSelect
-{
-}
+crate::kernel::family!(CountKernels: Histograms holds CountSet { u32: counts_u32, u64: counts_u64 });
 
-impl CountSelect for u32 {
-    fn pick<'a, 'g>(h: &'a Histograms<'g>) -> (&'a CountGlobal<'g, u32>, &'a CountPrivate<'g, u32>) {
-        (&h.histogram_u32, &h.histogram_private_u32)
-    }
-}
-impl CountCounter for u32 {}
-
-impl CountSelect for u64 {
-    fn pick<'a, 'g>(h: &'a Histograms<'g>) -> (&'a CountGlobal<'g, u64>, &'a CountPrivate<'g, u64>) {
-        (&h.histogram_u64, &h.histogram_private_u64)
-    }
-}
-impl CountCounter for u64 {}
-
-/// The weighted sums' choice of their kernels: f64 sums, or fixed-point `i64` sums as `u64` bits.
-trait WeightedSelect: Sized + DeviceCopy {
-    /// `a`'s global-memory weighted kernel for `Self` sums.
-    fn global<'a, 'g>(h: &'a Histograms<'g>) -> &'a WeightedGlobal<'g, Self>;
-    /// `a`'s privatised weighted kernel for `Self` sums.
-    fn private<'a, 'g>(h: &'a Histograms<'g>) -> &'a WeightedPrivate<'g, Self>;
-}
-
-impl WeightedSelect for f64 {
-    fn global<'a, 'g>(h: &'a Histograms<'g>) -> &'a WeightedGlobal<'g, f64> {
-        &h.histogram_f64
-    }
-    fn private<'a, 'g>(h: &'a Histograms<'g>) -> &'a WeightedPrivate<'g, f64> {
-        &h.histogram_private_f64
-    }
-}
-
-impl WeightedSelect for u64 {
-    fn global<'a, 'g>(h: &'a Histograms<'g>) -> &'a WeightedGlobal<'g, u64> {
-        &h.histogram_fixed
-    }
-    fn private<'a, 'g>(h: &'a Histograms<'g>) -> &'a WeightedPrivate<'g, u64> {
-        &h.histogram_private_fixed
-    }
-}
+/// The weighted histograms' kernels, as a family: f64 sums, or fixed-point `i64` sums as `u64`
+/// bits.
+enum WeightedKernels {}
+crate::kernel::family!(WeightedKernels: Histograms holds WeightedSet { f64: weighted_f64, u64: weighted_fixed });
 
 /// The histogram kernels, loaded and ready.
 pub struct Histograms<'g> {
     gpu: &'g Gpu,
     grid_blocks: Option<u32>,
     sms: u32,
-    histogram_u32: CountGlobal<'g, u32>,
-    histogram_u64: CountGlobal<'g, u64>,
-    histogram_f64: WeightedGlobal<'g, f64>,
-    histogram_fixed: WeightedGlobal<'g, u64>,
-    histogram_private_u32: CountPrivate<'g, u32>,
-    histogram_private_u64: CountPrivate<'g, u64>,
-    histogram_private_f64: WeightedPrivate<'g, f64>,
-    histogram_private_fixed: WeightedPrivate<'g, u64>,
+    counts_u32: CountSet<'g, u32>,
+    counts_u64: CountSet<'g, u64>,
+    weighted_f64: WeightedSet<'g, f64>,
+    weighted_fixed: WeightedSet<'g, u64>,
 }
 
 impl<'g> Histograms<'g> {
@@ -154,14 +110,10 @@ impl<'g> Histograms<'g> {
             gpu,
             grid_blocks: None,
             sms,
-            histogram_u32: gpu.kernel("histogram_u32")?,
-            histogram_u64: gpu.kernel("histogram_u64")?,
-            histogram_f64: gpu.kernel("histogram_f64")?,
-            histogram_fixed: gpu.kernel("histogram_fixed")?,
-            histogram_private_u32: gpu.kernel("histogram_private_u32")?,
-            histogram_private_u64: gpu.kernel("histogram_private_u64")?,
-            histogram_private_f64: gpu.kernel("histogram_private_f64")?,
-            histogram_private_fixed: gpu.kernel("histogram_private_fixed")?,
+            counts_u32: (gpu.kernel("histogram_u32")?, gpu.kernel("histogram_private_u32")?),
+            counts_u64: (gpu.kernel("histogram_u64")?, gpu.kernel("histogram_private_u64")?),
+            weighted_f64: (gpu.kernel("histogram_f64")?, gpu.kernel("histogram_private_f64")?),
+            weighted_fixed: (gpu.kernel("histogram_fixed")?, gpu.kernel("histogram_private_fixed")?),
         })
     }
 
@@ -237,7 +189,7 @@ impl<'g> Histograms<'g> {
     }
 
     #[allow(clippy::too_many_arguments)] // the public wrappers take 6; this private one adds `fixed`
-    fn weighted_on_device<T: WeightedSelect + cust::memory::bytemuck::Zeroable>(
+    fn weighted_on_device<T: Element<WeightedKernels>>(
         &self,
         fixed: bool,
         method: Method,
@@ -262,20 +214,19 @@ impl<'g> Histograms<'g> {
         let wp: DevicePointer<f64> = w.map_or(DevicePointer::null(), |w| w.as_device_ptr());
         let (xp, cp, dp) = (x.as_device_ptr(), counts.as_device_ptr(), dropped.as_device_ptr());
         let b = *bins;
+        let (global, private) = T::pick(self);
         if method == Method::Private {
-            let f = T::private(self);
             let grid = self.hist_grid(n)?;
             // SAFETY: parameters mirror `(bins: Bins, n: u64, x: *const f64, w: *const f64,
             // counts: *mut T, dropped: *mut u64)`; w null or n long, counts k ≤ 6 144
             // (check_method), dropped 3; HIST_BLOCK threads.
-            unsafe { f.launch(self.gpu, grid, 0, (Param(b), n, xp, wp, cp, dp)) }
+            unsafe { private.launch(self.gpu, grid, 0, (Param(b), n, xp, wp, cp, dp)) }
         } else {
-            let f = T::global(self);
             let grid = self.hist_grid(n)?;
             let code = method.code();
             // SAFETY: parameters mirror `(bins: Bins, method: u32, n: u64, x: *const f64,
             // w: *const f64, counts: *mut T, dropped: *mut u64)`; lengths checked above.
-            unsafe { f.launch(self.gpu, grid, 0, (Param(b), code, n, xp, wp, cp, dp)) }
+            unsafe { global.launch(self.gpu, grid, 0, (Param(b), code, n, xp, wp, cp, dp)) }
         }
     }
 

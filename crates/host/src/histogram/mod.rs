@@ -11,10 +11,33 @@ pub use cpu::{
     histogram_counts_seq, histogram_f64_seq, histogram_fixed_raw_par, histogram_fixed_raw_seq,
 };
 #[cfg(feature = "gpu")]
-pub use gpu::{CountCounter, CounterKind, Histograms, Method, PRIVATE_WIDE_BINS, check_method, private_capacity};
+pub use gpu::{CounterKind, Histograms, Method, PRIVATE_WIDE_BINS, check_method, private_capacity};
 pub use lockstep_shared::histogram::Bins;
 
 use crate::{Backend, Result};
+
+/// The count histograms' kernels as a family: a [`CountCounter`]'s `Element<CountKernels>` picks
+/// its own.
+#[cfg(feature = "gpu")]
+pub(crate) enum CountKernels {}
+
+/// Counter types of the count histograms (`u32`, `u64`).
+#[cfg(feature = "gpu")]
+#[allow(private_bounds)] // sealed: `Element` picks the kernels of each type
+pub trait CountCounter:
+    cust::memory::DeviceCopy
+    + Default
+    + Clone
+    + cust::memory::bytemuck::Zeroable
+    + Into<u64>
+    + crate::backend::Element<CountKernels>
+{
+}
+
+#[cfg(feature = "gpu")]
+impl CountCounter for u32 {}
+#[cfg(feature = "gpu")]
+impl CountCounter for u64 {}
 
 /// Counts of `x` in `bins` on `backend` (the GPU's `match.any` aggregated atomics, u64 counters).
 pub fn counts(backend: Backend<'_>, bins: &Bins, x: &[f64]) -> Result<Histogram<u64>> {

@@ -5,7 +5,6 @@ use crate::gpu::Gpu;
 use crate::gpu::{download, upload, zeroed};
 use crate::kernel::Kernel;
 use crate::launch::{Dims, expect_len};
-use cust::memory::DeviceCopy;
 use cust::memory::{DevicePointer, DeviceSlice};
 use lockstep_shared::matmul::MAX_TILE;
 
@@ -52,23 +51,7 @@ pub fn dims(kernel: MatKernel, n: usize) -> Result<Dims> {
 /// `(n, a, b, c)`: the global and the shared kernel of one element type.
 type Pair<'g, T> = [Kernel<'g, (u32, DevicePointer<T>, DevicePointer<T>, DevicePointer<T>)>; 2];
 
-/// The element types' choice of their kernels (a supertrait of [`super::MatElem`]).
-pub(crate) trait Select: Sized + DeviceCopy + cust::memory::bytemuck::Zeroable {
-    /// `m`'s global and shared kernel of `Self`.
-    fn pick<'a, 'g>(m: &'a Matmul<'g>) -> &'a Pair<'g, Self>;
-}
-
-impl Select for i32 {
-    fn pick<'a, 'g>(m: &'a Matmul<'g>) -> &'a Pair<'g, i32> {
-        &m.i32s
-    }
-}
-
-impl Select for i64 {
-    fn pick<'a, 'g>(m: &'a Matmul<'g>) -> &'a Pair<'g, i64> {
-        &m.i64s
-    }
-}
+crate::kernel::family!(super::MatmulKernels: Matmul holds Pair { i32: i32s, i64: i64s });
 
 /// The matrix-product kernels, loaded and ready.
 pub struct Matmul<'g> {

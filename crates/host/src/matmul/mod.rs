@@ -10,18 +10,16 @@ pub use cpu::{model_matrix, multiply_par, multiply_seq};
 pub use gpu::{MatKernel, Matmul, dims};
 pub use lockstep_shared::matmul::{MODEL_MAX_N_I32, MatInt, model_c};
 
+use crate::backend::Element;
 use crate::launch::expect_len;
 use crate::{Backend, Error, Result};
 
-#[cfg(feature = "gpu")]
-use gpu::Select;
-
-#[cfg(not(feature = "gpu"))]
-use crate::backend::NoKernels as Select;
+/// The matrix-product kernels as a family: a [`MatElem`]'s `Element<MatmulKernels>` picks its own.
+pub(crate) enum MatmulKernels {}
 
 /// Element types with matrix-product kernels (`i32`, `i64`).
-#[allow(private_bounds)] // sealed: `Select` picks the GPU kernels of each type
-pub trait MatElem: MatInt + crate::DeviceValue + Select + Send + Sync + 'static {
+#[allow(private_bounds)] // sealed: `Element` picks the GPU kernels of each type
+pub trait MatElem: MatInt + crate::DeviceValue + Element<MatmulKernels> + Send + Sync + 'static {
     /// `"i32"` or `"i64"`.
     const NAME: &'static str;
 }

@@ -44,13 +44,45 @@ pub fn bytes_per_agent(params: &MgParams) -> u64 {
 /// Device bytes of one distributed game besides the trace: agents, two generators per group,
 /// the vote counts and the barrier.
 pub fn game_bytes(params: &MgParams) -> Option<u64> {
-    params.n.checked_mul(bytes_per_agent(params))?.checked_add(32 * params.groups + 8 * params.p as u64 + 8)
+    params
+        .n
+        .checked_mul(bytes_per_agent(params))?
+        .checked_add(params.groups.checked_mul(32)?)?
+        .checked_add(8 * params.p as u64 + 8)
 }
 
 /// Trace bytes of one game: every group's stream (`G·L` words) and `p·n` used-table bytes.
 pub fn trace_bytes(params: &MgParams) -> Option<u64> {
     let l = u64::try_from(Layout::of(params).group_stride).ok()?;
     params.groups.checked_mul(l)?.checked_mul(4)?.checked_add(params.n.checked_mul(params.p as u64)?)
+}
+
+/// [`game_bytes`], or [`Error::Overflow`] with its terms where the sum passes 2^64 − 1.
+fn game_need(params: &MgParams) -> Result<u64> {
+    game_bytes(params).ok_or_else(|| Error::Overflow {
+        what: "device memory this game needs (bytes)",
+        expr: format!(
+            "{} agents · {} + 32 · {} groups + 8 · {} steps + 8",
+            params.n,
+            bytes_per_agent(params),
+            params.groups,
+            params.p
+        ),
+    })
+}
+
+/// [`trace_bytes`], or [`Error::Overflow`] with its terms where the sum passes 2^64 − 1.
+fn trace_need(params: &MgParams) -> Result<u64> {
+    trace_bytes(params).ok_or_else(|| Error::Overflow {
+        what: "trace size in bytes",
+        expr: format!(
+            "4 · {} groups · {} words + {} steps · {} agents",
+            params.groups,
+            Layout::of(params).group_stride,
+            params.p,
+            params.n
+        ),
+    })
 }
 
 // SAFETY: plain `#[repr(C)]` structs of integers (addresses are `u64`), copied bit for bit to
@@ -285,36 +317,29 @@ impl<'g> Mg<'g> {
         Ok(per_sm.saturating_mul(sms.max(0) as u32))
     }
 
-    fn check_memory(&self, need: Option<u64>) -> Result<()> {
+    fn check_memory(&self, need: u64) -> Result<()> {
         let (free, _) = self.gpu.memory_info()?;
         // Keep 64 MiB for the context and the driver.
         let room = (free as u64).saturating_sub(64 << 20);
-        match need {
-            Some(b) if b <= room => Ok(()),
-            other => Err(Error::TooLarge {
-                what: "device memory this game needs (bytes)",
-                value: other.unwrap_or(u64::MAX),
-                max: room,
-            }),
+        if need > room {
+            return Err(Error::TooLarge { what: "device memory this game needs (bytes)", value: need, max: room });
         }
+        Ok(())
     }
 
     /// Allocates a distributed game (trial `trial` of `seed`) after checking the parameters and
     /// the device memory; `trace` also allocates the trace buffers (small games only).
     pub fn prepare(&self, params: &MgParams, seed: u32, trial: u64, trace: bool) -> Result<Game> {
         let params = validate(params.n, params.m, params.s, params.p, params.groups)?;
-        let trace_need = if trace { trace_bytes(&params) } else { Some(0) };
-        match trace_need {
-            Some(b) if b <= MAX_TRACE_BYTES => {}
-            other => {
-                return Err(Error::TooLarge {
-                    what: "trace size in bytes",
-                    value: other.unwrap_or(u64::MAX),
-                    max: MAX_TRACE_BYTES,
-                });
-            }
+        let trace_len = if trace { trace_need(&params)? } else { 0 };
+        if trace_len > MAX_TRACE_BYTES {
+            return Err(Error::TooLarge { what: "trace size in bytes", value: trace_len, max: MAX_TRACE_BYTES });
         }
-        self.check_memory(game_bytes(&params).and_then(|g| g.checked_add(trace_need.unwrap_or(0))))?;
+        let game_len = game_need(&params)?;
+        self.check_memory(game_len.checked_add(trace_len).ok_or_else(|| Error::Overflow {
+            what: "device memory this game needs (bytes)",
+            expr: format!("{game_len} + {trace_len} trace"),
+        })?)?;
         let setup = setups(&params, seed, trial, 1)
             .pop()
             .ok_or(Error::InvalidInput { what: "trial", why: "no setup".into() })?;
@@ -348,7 +373,7 @@ impl<'g> Mg<'g> {
             });
         }
         let params = share_params(&whole, groups.clone());
-        self.check_memory(game_bytes(&params))?;
+        self.check_memory(game_need(&params)?)?;
         let setup = setup_share(&whole, seed, trial, groups);
         Game::allocate(params, whole.n, seed, trial, setup, None)
     }
@@ -625,26 +650,32 @@ impl<'g> Mg<'g> {
         if blocks == Some(0) {
             return Err(Error::InvalidInput { what: "standalone blocks", why: "0 blocks".into() });
         }
-        let per_block = params.n.checked_mul(bytes_per_agent(&params)).and_then(|b| b.checked_add(32 * params.groups));
-        let per_trial = 16 * params.groups + 8 * params.p as u64 + 4;
-        let trace_per_trial = if trace { trace_bytes(&params) } else { Some(0) };
-        match trace_per_trial.and_then(|t| t.checked_mul(trials)) {
-            Some(b) if b <= MAX_TRACE_BYTES => {}
-            other => {
-                return Err(Error::TooLarge {
-                    what: "trace size in bytes",
-                    value: other.unwrap_or(u64::MAX),
-                    max: MAX_TRACE_BYTES,
-                });
-            }
+        let per_block =
+            params.n.checked_mul(bytes_per_agent(&params)).and_then(|b| b.checked_add(params.groups.checked_mul(32)?));
+        let trace_per_trial = if trace { trace_need(&params)? } else { 0 };
+        let trace_len = trace_per_trial.checked_mul(trials).ok_or_else(|| Error::Overflow {
+            what: "trace size in bytes",
+            expr: format!("{trials} trials · {trace_per_trial}"),
+        })?;
+        if trace_len > MAX_TRACE_BYTES {
+            return Err(Error::TooLarge { what: "trace size in bytes", value: trace_len, max: MAX_TRACE_BYTES });
         }
         let (free, _) = self.gpu.memory_info()?;
         let room = (free as u64).saturating_sub(64 << 20);
-        let fixed = trials.checked_mul(per_trial + trace_per_trial.unwrap_or(0)).ok_or(Error::TooLarge {
-            what: "trial count",
-            value: trials,
-            max: u32::MAX as u64,
-        })?;
+        // Per trial: its generators' first states (16 bytes a group), its vote counts (8 a step),
+        // its h0 (4) and its trace.
+        let fixed = params
+            .groups
+            .checked_mul(16)
+            .and_then(|g| g.checked_add(8 * params.p as u64 + 4 + trace_per_trial))
+            .and_then(|t| t.checked_mul(trials))
+            .ok_or_else(|| Error::Overflow {
+                what: "device memory the trials need besides their blocks (bytes)",
+                expr: format!(
+                    "{trials} trials · (16 · {} groups + 8 · {} steps + 4 + {trace_per_trial})",
+                    params.groups, params.p
+                ),
+            })?;
         let Some(per_block) = per_block else {
             return Err(Error::Overflow {
                 what: "device memory per game (bytes)",

@@ -6,7 +6,7 @@
 //! launches (see the kernel module); scratch on the device is three stage accelerations and two
 //! stage-position buffers, `28·n·size_of::<T>()` bytes in all.
 
-use super::problem::{Method, Mode, NbodyFloat, Params, System, invalid, validate, validate_params};
+use super::problem::{Method, Mode, NbodyFloat, NbodyKernels, Params, System, invalid, validate, validate_params};
 use crate::error::{Result, cuda};
 use crate::gpu::Gpu;
 use crate::gpu::{upload, zeroed};
@@ -86,23 +86,7 @@ type Stages<'g, T> = [Kernel<
     (u32, u32, T, T, T, DevicePointer<T>, DevicePointer<T>, DevicePointer<T>, DevicePointer<T>, DevicePointer<T>),
 >; 4];
 
-/// The float types' choice of their kernels (a supertrait of [`super::NbodyFloat`]).
-pub(crate) trait Select: Sized + DeviceCopy + cust::memory::bytemuck::Zeroable {
-    /// `nb`'s four kernels of `Self`.
-    fn pick<'a, 'g>(nb: &'a Nbody<'g>) -> &'a Stages<'g, Self>;
-}
-
-impl Select for f32 {
-    fn pick<'a, 'g>(nb: &'a Nbody<'g>) -> &'a Stages<'g, f32> {
-        &nb.f32s
-    }
-}
-
-impl Select for f64 {
-    fn pick<'a, 'g>(nb: &'a Nbody<'g>) -> &'a Stages<'g, f64> {
-        &nb.f64s
-    }
-}
+crate::kernel::family!(NbodyKernels: Nbody holds Stages { f32: f32s, f64: f64s });
 
 /// The N-body kernels, loaded and ready.
 pub struct Nbody<'g> {

@@ -86,19 +86,16 @@ impl<T: NbodyFloat> System<T> {
     }
 }
 
-#[cfg(feature = "gpu")]
-use super::gpu::Select;
-
-#[cfg(not(feature = "gpu"))]
-use crate::backend::NoKernels as Select;
+/// The N-body kernels as a family: an [`NbodyFloat`]'s `Element<NbodyKernels>` picks its own.
+pub(crate) enum NbodyKernels {}
 
 /// The float types with N-body kernels.
-#[allow(private_bounds)] // sealed: `Select` picks the GPU kernels of each type
+#[allow(private_bounds)] // sealed: `Element` picks the GPU kernels of each type
 pub trait NbodyFloat:
     Real
     + crate::DeviceValue
     + crate::checkpoint::Value
-    + Select
+    + crate::backend::Element<NbodyKernels>
     + crate::dist::Plain
     + Default
     + std::fmt::Debug

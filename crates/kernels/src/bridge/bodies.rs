@@ -213,7 +213,8 @@ pub(super) unsafe fn buffer_dims<T: SharedIo<Coef = T>, const PAIRS: bool, D: Dy
 /// The fused Philox bridge on the d = 1 fast path ([`run_fused_d1`]): with the host's
 /// schedule `sched` (`cache_slots` > 0 and `LaunchShape::philox_cached` holds) each Philox
 /// block is computed once per path ([`ScheduledPhilox`]), otherwise by the one-block
-/// cache of `PhiloxNormals`.
+/// cache of `PhiloxNormals`. Path `p` takes the counter of path `first + p` (a range of a
+/// larger run; `first + paths ≤ u32::MAX`, the path indices of one run).
 ///
 /// # Safety
 /// As `bridge_philox_*`, and `LaunchShape::fused_fast_d1` holds (otherwise nothing is
@@ -235,6 +236,7 @@ pub(super) unsafe fn fused_philox_d1<T: SharedIo<Coef = T>, D: DynamicShared>(
     start: *const T,
     increments: u32,
     seed: u64,
+    first: u32,
     sched: *const u32,
     cache_slots: u32,
     out: *mut T,
@@ -261,15 +263,83 @@ pub(super) unsafe fn fused_philox_d1<T: SharedIo<Coef = T>, D: DynamicShared>(
         }
         let words = base + shape.philox_cache_bytes(0) as u32 + t * 4;
         let cache = SharedWords { base: words, stride: b * 4 };
-        let z = ScheduledPhilox { key: key(seed), path: p as u64, op: base, cache };
+        let z = ScheduledPhilox { key: key(seed), path: (first + p) as u64, op: base, cache };
         // SAFETY: forwarded from this kernel's contract; fused_fast_d1 holds (checked);
         // the barrier in `stage_table` orders the schedule's copy before its reads; the
         // strategy reads its rows in step order, one per step (d = 1).
         unsafe { run_fused_d1::<T>(sh, dynamic, coef, idx, chol, start, out, z) }
     } else {
-        let z = PhiloxNormals::new(seed, p as u64);
+        let z = PhiloxNormals::new(seed, (first + p) as u64);
         // SAFETY: forwarded from this kernel's contract; fused_fast_d1 holds (checked).
         unsafe { run_fused_d1::<T>(sh, dynamic, coef, idx, chol, start, out, z) }
+    }
+}
+
+/// Copies the host's Philox schedule (`steps` entries of `sched`) to the shared address `base`,
+/// each thread of the block its share (the caller's barrier orders it before the reads). (The
+/// same loop is written out in [`fused_philox_d1`]: through this call that kernel's blocks
+/// were laid out otherwise, so its SASS moved.)
+///
+/// # Safety
+/// `sched` holds `steps` entries; the shared array at `base` holds `steps` words.
+#[inline(always)]
+pub(super) unsafe fn stage_schedule(sched: *const u32, steps: u32, base: u32) {
+    let (t, b) = (thread_idx_x(), block_dim_x());
+    let mut i = t;
+    while i < steps {
+        // SAFETY: i < steps entries in `sched` and in the array at base (contract).
+        unsafe { st_shared_u32(base + i * 4, *sched.add(i as usize)) };
+        i += b;
+    }
+}
+
+/// As [`fused_philox_d1`] with Box–Muller normals of the same Philox blocks
+/// (`bridge_philox_bm_d1_*`): the same schedule, its cache holding a block's four normals (two
+/// pairs computed once, [`ScheduledBoxMuller`]) when `LaunchShape::box_muller_cached` holds,
+/// else the one-block cache of `PhiloxBoxMuller` (the CPU twin's own generator).
+///
+/// # Safety
+/// As [`fused_philox_d1`] with `box_muller_cached` and `box_muller_cache_bytes` in place of
+/// `philox_cached` and `philox_cache_bytes`.
+#[inline(always)]
+pub(super) unsafe fn fused_box_muller_d1<T: SharedIo<Coef = T>, D: DynamicShared>(
+    coef: *const T,
+    idx: *const u32,
+    steps: u32,
+    dims: u32,
+    slots: u32,
+    chol: *const T,
+    start: *const T,
+    increments: u32,
+    seed: u64,
+    first: u32,
+    sched: *const u32,
+    cache_slots: u32,
+    out: *mut T,
+    paths: u32,
+) {
+    if !launch_shape::<T>(steps, dims, slots, paths).fused_fast_d1() {
+        return; // uniform: the launcher never starts this kernel then
+    }
+    let shape = launch_shape::<T>(steps, 1, slots, paths); // d = 1 (just checked)
+    let p = index_1d();
+    let sh = Shape { steps, dims, slots, increments, paths };
+    let dynamic = D::ptr();
+    let path = (first + p) as u64;
+    if shape.box_muller_cached(cache_slots as usize) {
+        let base = shared_addr(dynamic) + shape.fused_base_bytes() as u32;
+        // SAFETY: the contract: `sched` holds `steps` entries, the array at base
+        // box_muller_cache_bytes.
+        unsafe { stage_schedule(sched, steps, base) };
+        let (t, b, size) = (thread_idx_x(), block_dim_x(), core::mem::size_of::<T>() as u32);
+        let values = base + shape.box_muller_cache_bytes(0) as u32 + t * size;
+        let cache = SharedValues { base: values, stride: b * size };
+        let z = ScheduledBoxMuller { key: key(seed), path, op: base, cache };
+        // SAFETY: as in fused_philox_d1.
+        unsafe { run_fused_d1::<T>(sh, dynamic, coef, idx, chol, start, out, z) }
+    } else {
+        // SAFETY: forwarded from this kernel's contract; fused_fast_d1 holds (checked).
+        unsafe { run_fused_d1::<T>(sh, dynamic, coef, idx, chol, start, out, PhiloxBoxMuller::new(seed, path)) }
     }
 }
 

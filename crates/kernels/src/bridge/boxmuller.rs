@@ -1,10 +1,80 @@
-//! Box–Muller normals alone (`lockstep_shared::bridge::boxmuller`): one thread per path, one
+//! Box–Muller normals (`lockstep_shared::bridge::boxmuller`): alone (one thread per path, one
 //! Philox block per four rows, two pairs per block, each row's element stored at
-//! `out[row·paths + p]` (a warp's stores coalesce).
+//! `out[row·paths + p]`, a warp's stores coalesce), and fused into the bridge
+//! (`bridge_philox_bm_*`, `bridge_philox_bm_d1_*`): the general path takes the CPU twin's own
+//! generator (`PhiloxBoxMuller`), the d = 1 path the Philox schedule with a cache of normals
+//! ([`ScheduledBoxMuller`]).
 
-use lockstep_cuda_std::prelude::*;
-use lockstep_shared::bridge::Real;
-use lockstep_shared::bridge::philox::{counter, key, philox4x32_10};
+use super::*;
+use lockstep_shared::bridge::philox::counter;
+
+/// Values of `T` in the block's shared memory: slot `i` of this thread at `base + i·stride`
+/// (`[slot][thread]`, conflict-free).
+pub(super) struct SharedValues {
+    pub(super) base: u32,
+    pub(super) stride: u32,
+}
+
+impl<T: SharedIo> Stack<T> for SharedValues {
+    #[inline(always)]
+    fn get(&self, i: u32) -> T {
+        // SAFETY: i < the cache's slots (the schedule's fields, `philox_schedule`), inside the
+        // array the kernel sized with `LaunchShape::box_muller_cache_bytes`.
+        unsafe { T::ld(self.base + i * self.stride) }
+    }
+    #[inline(always)]
+    fn set(&mut self, i: u32, v: T) {
+        // SAFETY: as `get`.
+        unsafe { T::st(self.base + i * self.stride, v) }
+    }
+}
+
+/// Element `row % 4` of `v` by two levels of selects (as `philox::word_of`: no indexed
+/// local-memory array, no indirect branch).
+#[inline(always)]
+fn pick4<T: Copy>(v: [T; 4], row: u32) -> T {
+    let odd = row & 1 != 0;
+    let (lo, hi) = if odd { (v[1], v[3]) } else { (v[0], v[2]) };
+    if row & 2 != 0 { hi } else { lo }
+}
+
+/// Box–Muller normals by the host's Philox schedule (the one of `ScheduledPhilox`): on a
+/// `COMPUTE` step the row's Philox block is computed and turned into its four normals (two
+/// pairs, `boxmuller::normal_of_block`'s order: rows `4b, 4b+1` from words 0, 1, rows
+/// `4b+2, 4b+3` from words 2, 3), each stored in its slot (`slot_field`, 0 discards); other
+/// steps read their slot. Each pair is computed once per path, the bits those of
+/// `normal_of_block`.
+pub(super) struct ScheduledBoxMuller {
+    pub(super) key: [u32; 2],
+    pub(super) path: u64,
+    /// Shared address of the next step's schedule entry.
+    pub(super) op: u32,
+    pub(super) cache: SharedValues,
+}
+
+impl<T: SharedIo> Normals<T> for ScheduledBoxMuller {
+    #[inline(always)]
+    fn normal(&mut self, row: u32) -> T {
+        // SAFETY: one call per step in step order (`run_d1` with d = 1), so `op` is the entry of
+        // a step < steps, staged before the barrier.
+        let op = unsafe { ld_shared_u32(self.op) };
+        self.op += 4;
+        if op & COMPUTE != 0 {
+            let w = philox4x32_10(counter(row / 4, self.path), self.key);
+            let (c0, s0) = T::box_muller(w[0], w[1]);
+            let (c1, s1) = T::box_muller(w[2], w[3]);
+            let n = [c0, s0, c1, s1];
+            let mut k = 0;
+            while k < 4 {
+                <SharedValues as Stack<T>>::set(&mut self.cache, slot_field(op, k as u32), n[k]);
+                k += 1;
+            }
+            pick4(n, row)
+        } else {
+            <SharedValues as Stack<T>>::get(&self.cache, op)
+        }
+    }
+}
 
 /// `out[j·paths + p]` = row `j`'s Box–Muller normal of path `first + p` under `seed`, for
 /// `j < rows`, `p < paths`: rows `4b, 4b+1` are the pair of words 0, 1 of Philox block `b`, rows `4b+2, 4b+3`
@@ -63,3 +133,84 @@ pub unsafe extern "ptx-kernel" fn normals_bm_philox_f64(rows: u32, seed: u64, fi
     // SAFETY: this kernel's contract is the body's.
     unsafe { normals_bm_philox::<f64>(rows, seed, first, out, paths) }
 }
+
+/// The fused Box–Muller bridge kernels of one precision: `$general` ([`run_fused`] with the CPU
+/// twin's `PhiloxBoxMuller`) and `$d1` ([`fused_box_muller_d1`]).
+macro_rules! box_muller_bridge_kernels {
+    ($t:ty, $general:ident, $d1:ident, $s_general:ident, $s_d1:ident) => {
+        /// The bridge with Philox Box–Muller normals generated in registers (fused): path `p`
+        /// takes the Box–Muller stream of path `first + p` (`boxmuller::normal_of_block`).
+        ///
+        /// # Safety
+        /// As `bridge_philox_*`.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $general(
+            coef: *const $t,
+            idx: *const u32,
+            steps: u32,
+            dims: u32,
+            slots: u32,
+            chol: *const $t,
+            start: *const $t,
+            increments: u32,
+            scratch: *mut $t,
+            seed: u64,
+            first: u32,
+            out: *mut $t,
+            paths: u32,
+        ) {
+            let p = index_1d();
+            let sh = Shape { steps, dims, slots, increments, paths };
+            let dynamic = dynamic_shared!($s_general);
+            let z = PhiloxBoxMuller::new(seed, (first + p) as u64);
+            // SAFETY: forwarded from this kernel's contract.
+            unsafe { run_fused::<$t>(sh, dynamic, coef, idx, chol, start, scratch, out, p, z, false) }
+        }
+
+        /// [`fused_box_muller_d1`] in `$t`.
+        ///
+        /// # Safety
+        /// As [`fused_box_muller_d1`].
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $d1(
+            coef: *const $t,
+            idx: *const u32,
+            steps: u32,
+            dims: u32,
+            slots: u32,
+            chol: *const $t,
+            start: *const $t,
+            increments: u32,
+            seed: u64,
+            first: u32,
+            sched: *const u32,
+            cache_slots: u32,
+            out: *mut $t,
+            paths: u32,
+        ) {
+            dynamic_shared_type!($s_d1);
+            // SAFETY: this kernel's contract is the body's.
+            unsafe {
+                fused_box_muller_d1::<$t, $s_d1>(
+                    coef,
+                    idx,
+                    steps,
+                    dims,
+                    slots,
+                    chol,
+                    start,
+                    increments,
+                    seed,
+                    first,
+                    sched,
+                    cache_slots,
+                    out,
+                    paths,
+                )
+            }
+        }
+    };
+}
+
+box_muller_bridge_kernels!(f32, bridge_philox_bm_f32, bridge_philox_bm_d1_f32, BRIDGE_STACK_BM_F32, BRIDGE_D1_BM_F32);
+box_muller_bridge_kernels!(f64, bridge_philox_bm_f64, bridge_philox_bm_d1_f64, BRIDGE_STACK_BM_F64, BRIDGE_D1_BM_F64);

@@ -5,21 +5,6 @@
 
 use super::*;
 
-/// Declares a kernel's dynamic shared array (`dynamic_shared!`) as a [`DynamicShared`] type of
-/// the same name, for its generic body.
-macro_rules! dynamic_shared_type {
-    ($name:ident) => {
-        #[allow(non_camel_case_types)]
-        struct $name;
-        impl DynamicShared for $name {
-            #[inline(always)]
-            fn ptr() -> *mut u8 {
-                dynamic_shared!($name)
-            }
-        }
-    };
-}
-
 macro_rules! bridge_kernels {
     ($t:ty, $pf:expr, $pairs:expr, [$dyn:ident, $dyn2:ident, $s2:ident, $s3:ident, $s4:ident, $s5:ident, $s6:ident], $buffer:ident, $dims:ident, $philox:ident, $sobol:ident, $nphilox:ident, $nsobol:ident, $philox_d1:ident, $sobol_d1:ident) => {
         /// [`buffer`] in `$t`.
@@ -76,11 +61,12 @@ macro_rules! bridge_kernels {
         }
 
         /// The bridge with Philox4x32-10 normals generated in registers (fused): reads only
-        /// the strategy, writes `out`.
+        /// the strategy, writes `out`. Path `p` takes the counter of path `first + p` (a range
+        /// of a larger run).
         ///
         /// # Safety
         /// As the buffer kernel, without `z`; the launch has `fused_shared_bytes(false)` bytes
-        /// of dynamic shared memory (`LaunchShape`).
+        /// of dynamic shared memory (`LaunchShape`); `first + paths ≤ 2^32`.
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $philox(
             coef: *const $t,
@@ -93,6 +79,7 @@ macro_rules! bridge_kernels {
             increments: u32,
             scratch: *mut $t,
             seed: u64,
+            first: u32,
             out: *mut $t,
             paths: u32,
         ) {
@@ -111,7 +98,7 @@ macro_rules! bridge_kernels {
                     scratch,
                     out,
                     p,
-                    PhiloxNormals::new(seed, p as u64),
+                    PhiloxNormals::new(seed, (first + p) as u64),
                     false,
                 )
             }
@@ -190,6 +177,7 @@ macro_rules! bridge_kernels {
             start: *const $t,
             increments: u32,
             seed: u64,
+            first: u32,
             sched: *const u32,
             cache_slots: u32,
             out: *mut $t,
@@ -208,6 +196,7 @@ macro_rules! bridge_kernels {
                     start,
                     increments,
                     seed,
+                    first,
                     sched,
                     cache_slots,
                     out,

@@ -36,7 +36,8 @@ use lockstep_cuda_std::memory::{
     load_global_f32, load_global_v2_f32, load_global_v4_f32, store_global_f32, store_global_v2_f32, store_global_v4_f32,
 };
 use lockstep_cuda_std::prelude::*;
-use lockstep_shared::bridge::philox::{PhiloxNormals, key, scheduled_word};
+use lockstep_shared::bridge::boxmuller::PhiloxBoxMuller;
+use lockstep_shared::bridge::philox::{COMPUTE, PhiloxNormals, key, philox4x32_10, scheduled_word, slot_field};
 use lockstep_shared::bridge::sobol::{
     BITS, NORMALS_ROWS, SobolNormals, high_select, low_index, sobol_high, sobol_high_next,
 };
@@ -45,6 +46,21 @@ use lockstep_shared::bridge::{
     PathPlan, Real, SHARED_STACK, Sink, Stack, Step, Steps, buffer_stack_bytes, generate_path, increment, interpolate,
     noise, pick, place, place2,
 };
+
+/// Declares a kernel's dynamic shared array (`dynamic_shared!`) as a [`DynamicShared`] type of
+/// the same name, for its generic body.
+macro_rules! dynamic_shared_type {
+    ($name:ident) => {
+        #[allow(non_camel_case_types)]
+        struct $name;
+        impl DynamicShared for $name {
+            #[inline(always)]
+            fn ptr() -> *mut u8 {
+                dynamic_shared!($name)
+            }
+        }
+    };
+}
 
 // Declared in data-flow order (adapters, lanes, the fast path, the generators, the general
 // path, the entry points): rustc emits the module in this order, so the PTX follows it.
@@ -59,6 +75,7 @@ mod entries;
 mod boxmuller;
 
 use bodies::*;
+use boxmuller::*;
 use fast::*;
 use general::*;
 use io::*;

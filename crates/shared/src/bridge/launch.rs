@@ -175,6 +175,25 @@ impl LaunchShape {
         fused_philox_cached(self.steps, self.dims, self.slots, self.block, self.paths, self.elem, cache_slots)
     }
 
+    /// Bytes of the fused Box–Muller d = 1 kernels' schedule and normal cache: the Philox
+    /// schedule's `steps` entries (rounded up to 16 bytes, as [`LaunchShape::philox_cache_bytes`]),
+    /// then `cache_slots` normals of `elem` bytes per thread (`[slot][thread]`): a block's four
+    /// normals are computed once (two Box–Muller pairs) and wait for their steps there.
+    #[inline(always)]
+    pub fn box_muller_cache_bytes(&self, cache_slots: usize) -> usize {
+        philox_cache_bytes(self.steps, 0, self.block)
+            .saturating_add(cache_slots.saturating_mul(self.block).saturating_mul(self.elem))
+    }
+
+    /// As [`LaunchShape::philox_cached`] for the fused Box–Muller d = 1 kernels, whose cache
+    /// holds normals ([`LaunchShape::box_muller_cache_bytes`]).
+    #[inline(always)]
+    pub fn box_muller_cached(&self, cache_slots: usize) -> bool {
+        (1..=philox::MAX_CACHE_SLOTS).contains(&cache_slots)
+            && self.fused_fast_d1()
+            && self.fused_base_bytes().saturating_add(self.box_muller_cache_bytes(cache_slots)) <= FUSED_SHARED_LIMIT
+    }
+
     /// Bytes of dynamic shared memory a launch of the fused kernels needs:
     /// [`LaunchShape::fused_base_bytes`] (stack, then on the d = 1 path the strategy), then for
     /// Sobol on the warp method its tables, or its high parts alone. (The fused Philox d = 1
@@ -343,6 +362,21 @@ mod tests {
         // Not d = 1, or the cache does not fit 48 KiB.
         assert!(!sh(64, 3, 7, 128, 1000, 4).philox_cached(16));
         assert!(!sh(64, 1, 7, 1024, 1000, 8).philox_cached(16));
+    }
+
+    #[test]
+    fn box_muller_cache_holds_normals_of_the_element_size() {
+        // f32: the word cache's bytes; f64: the normals take 8 bytes each.
+        assert_eq!(sh(64, 1, 0, 128, 0, 4).box_muller_cache_bytes(16), sh(64, 1, 0, 128, 0, 4).philox_cache_bytes(16));
+        assert_eq!(sh(64, 1, 0, 128, 0, 8).box_muller_cache_bytes(16), 256 + 16 * 1024);
+        assert!(sh(64, 1, 7, 128, 1_439_744, 4).box_muller_cached(16));
+        assert!(sh(64, 1, 7, 128, 1_439_744, 8).box_muller_cached(16));
+        assert!(!sh(64, 1, 7, 128, 1_439_744, 8).box_muller_cached(0));
+        assert!(!sh(64, 3, 7, 128, 1000, 4).box_muller_cached(16));
+        // f64 at 512 threads: 28 KiB of stack + 512 B + 16 × 4 KiB of cache is past 48 KiB.
+        assert!(sh(64, 1, 7, 512, 1000, 4).philox_cached(4));
+        assert!(!sh(64, 1, 7, 512, 1000, 8).box_muller_cached(16));
+        assert!(!sh(64, 1, 7, 128, 1000, 8).box_muller_cached(u32::MAX as usize));
     }
 
     #[test]
