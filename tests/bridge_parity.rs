@@ -171,6 +171,27 @@ proptest! {
         both::<f64>(&bridge, &plan, Source::PhiloxBoxMuller { seed }, paths, inc, true)?;
     }
 
+    /// `bridge_philox_bm_d1_pairs_f32`: two f32 paths per thread at even path counts where the
+    /// pairs' cache fits (the kernel launched is asserted), the single-path kernel otherwise.
+    #[test]
+    fn bridge_philox_bm_d1_pairs_gpu_equals_cpu(seed: u64, n in 1usize..128, kind in 0u8..4, half in 0usize..1500, odd: bool, inc: bool, block in blocks()) {
+        let gpu = gpu_or_skip!();
+        let bridge = Bridge::with_block_size(gpu, block)?;
+        let plan = Plan::new(&random_spec(seed, n, 1, kind))?;
+        let paths = 2 * half + odd as usize;
+        let shape = plan.launch_shape::<f32>(block, paths);
+        let pairs = plan.philox_schedule().is_some_and(|(_, c)| shape.box_muller_pairs(c as usize));
+        prop_assert_eq!(pairs, !odd && shape.fused_fast_d1() && shape.box_muller_pairs_shape().box_muller_cached(plan.philox_schedule().map_or(0, |(_, c)| c as usize)));
+        let dp = bridge.upload::<f32>(&plan)?;
+        let launched = bridge.launched(&dp, paths, Variant::PhiloxBoxMuller);
+        if pairs {
+            prop_assert_eq!(launched, Variant::PhiloxBoxMullerD1Pairs);
+        } else {
+            prop_assert_ne!(launched, Variant::PhiloxBoxMullerD1Pairs);
+        }
+        both::<f32>(&bridge, &plan, Source::PhiloxBoxMuller { seed }, paths, inc, true)?;
+    }
+
     #[test]
     fn bridge_sobol_d1_gpu_equals_cpu(seed: u64, n in 1usize..128, kind in 0u8..4, paths in 0usize..3000, offset in 0u32..100_000, inc: bool, block in blocks()) {
         let gpu = gpu_or_skip!();
@@ -535,6 +556,30 @@ fn bridge_unaligned_slices_gpu_equal_cpu() -> Result<(), TestCaseError> {
             let want = cpu::generate_seq(plan, Source::Buffer(&z), paths, output(inc))?;
             check("f32 unaligned", &got[oo..], &want, plan, paths)?;
         }
+    }
+    // The fused Box–Muller pairs store 8 bytes a row: an output 4 bytes into its allocation
+    // takes the single-path kernel, with the same bits.
+    let plan = Plan::new(&random_spec(3, 63, 1, 0))?;
+    let paths = 4_000;
+    let dp = bridge.upload::<f32>(&plan)?;
+    assert_eq!(bridge.launched(&dp, paths, Variant::PhiloxBoxMuller), Variant::PhiloxBoxMullerD1Pairs);
+    let len = plan.rows() * paths;
+    let dout = DeviceBuffer::from_slice(&vec![0.0f32; len + 1])?;
+    let want = cpu::generate_seq(&plan, Source::PhiloxBoxMuller { seed: 9 }, paths, Output::Paths)?;
+    for off in [0, 1] {
+        let mut outs = dout.index(off..off + len);
+        bridge.generate_on_device(
+            &dp,
+            DeviceSource::PhiloxBoxMuller { seed: 9 },
+            paths,
+            Output::Paths,
+            None,
+            &mut outs,
+        )?;
+        gpu.synchronize()?;
+        let mut got = vec![0.0f32; len + 1];
+        dout.copy_to(&mut got[..])?;
+        check("f32 Box–Muller, out offset", &got[off..off + len], &want, &plan, paths)?;
     }
     Ok(())
 }

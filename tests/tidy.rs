@@ -48,6 +48,7 @@ const SHARED_PARITY_TESTS: &[(&str, &[&str])] = &[
     ("bridge_sobol_d1_gpu_equals_cpu", &["bridge_sobol_d1_f32", "bridge_sobol_d1_f64"]),
     ("bridge_philox_bm_gpu_equals_cpu", &["bridge_philox_bm_f32", "bridge_philox_bm_f64"]),
     ("bridge_philox_bm_d1_gpu_equals_cpu", &["bridge_philox_bm_d1_f32", "bridge_philox_bm_d1_f64"]),
+    ("bridge_philox_bm_d1_pairs_gpu_equals_cpu", &["bridge_philox_bm_d1_pairs_f32"]),
     ("normals_philox_gpu_equals_cpu", &["normals_philox_f32", "normals_philox_f64"]),
     ("normals_sobol_gpu_equals_cpu", &["normals_sobol_f32", "normals_sobol_f64"]),
     ("normals_bm_philox_gpu_equals_cpu", &["normals_bm_philox_f32", "normals_bm_philox_f64"]),
@@ -264,10 +265,10 @@ fn normal_fma_per_copy(kernel: &str) -> Option<usize> {
     }
 }
 
-/// The sixteen bridge kernels (all launched by `Bridge::generate`), whose fma come from the
+/// The seventeen bridge kernels (all launched by `Bridge::generate`), whose fma come from the
 /// shared code's explicit `mul_add`: the increments' division (`lockstep_shared::bridge::quotient`) in all of them, and in the fused ones also the
 /// generators' Φ⁻¹ or Box–Muller pairs (see the test).
-const BRIDGE_KERNELS: [&str; 16] = [
+const BRIDGE_KERNELS: [&str; 17] = [
     "bridge_f32",
     "bridge_f64",
     "bridge_dims_f32",
@@ -284,6 +285,7 @@ const BRIDGE_KERNELS: [&str; 16] = [
     "bridge_philox_bm_f64",
     "bridge_philox_bm_d1_f32",
     "bridge_philox_bm_d1_f64",
+    "bridge_philox_bm_d1_pairs_f32",
 ];
 
 #[test]

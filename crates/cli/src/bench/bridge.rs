@@ -198,7 +198,7 @@ fn run_precision<T: Precision + bytemuck::Zeroable>(
                 Variant::Philox | Variant::PhiloxD1 => {
                     bridge.generate_on_device(&dp, DeviceSource::Philox { seed: 7 }, paths, output, sc, &mut out)
                 }
-                Variant::PhiloxBoxMuller | Variant::PhiloxBoxMullerD1 => {
+                Variant::PhiloxBoxMuller | Variant::PhiloxBoxMullerD1 | Variant::PhiloxBoxMullerD1Pairs => {
                     let src = DeviceSource::PhiloxBoxMuller { seed: 7 };
                     bridge.generate_on_device(&dp, src, paths, output, sc, &mut out)
                 }

@@ -35,12 +35,18 @@ pub struct DevicePlan<T: Precision> {
     steps: u32,
     dims: u32,
     slots: u32,
-    rows: usize,
+    rows: u32,
 }
 
 impl<T: Precision> DevicePlan<T> {
     /// Rows per path, (N+1)·d.
     pub fn rows(&self) -> usize {
+        self.rows as usize
+    }
+
+    /// Rows per path as the normals kernels take them (`u32`: converted, and checked, once at
+    /// upload).
+    pub(super) fn kernel_rows(&self) -> u32 {
         self.rows
     }
 
@@ -53,33 +59,37 @@ impl<T: Precision> DevicePlan<T> {
     /// Scratch elements a generation of `paths` at `block` threads per block needs (0 when
     /// the stack fits in shared memory).
     pub fn scratch_len(&self, paths: usize, block: u32) -> usize {
-        self.shape(block, paths).scratch_len()
+        self.shape(paths, block).scratch_len()
     }
 
     /// The [`LaunchShape`] of a generation of `paths` at `block` threads per block.
-    pub(super) fn shape(&self, block: u32, paths: usize) -> LaunchShape {
+    pub(super) fn shape(&self, paths: usize, block: u32) -> LaunchShape {
         let (steps, dims, slots) = (self.steps as usize, self.dims as usize, self.slots as usize);
         LaunchShape { steps, dims, slots, block: block as usize, paths, elem: core::mem::size_of::<T>() }
     }
 
-    /// `(steps, dims, slots)` as the kernels take them.
-    pub(super) fn scalars(&self) -> (u32, u32, u32) {
-        (self.steps, self.dims, self.slots)
-    }
-
-    /// `(coef, idx, chol, start)` on the device.
-    pub(super) fn tables(&self) -> (Dp<T>, Dp<u32>, Dp<T>, Dp<T>) {
-        (self.coef.as_device_ptr(), self.idx.as_device_ptr(), self.chol.as_device_ptr(), self.start.as_device_ptr())
+    /// The strategy as every `bridge_*` kernel takes it first, writing `output`.
+    pub(super) fn strategy(&self, output: Output) -> Strategy<T> {
+        Strategy {
+            coef: self.coef.as_device_ptr(),
+            idx: self.idx.as_device_ptr(),
+            steps: self.steps,
+            dims: self.dims,
+            slots: self.slots,
+            chol: self.chol.as_device_ptr(),
+            start: self.start.as_device_ptr(),
+            increments: (output == Output::Increments) as u32,
+        }
     }
 
     /// The Sobol direction numbers and low tables, when (N+1)·d ≤ `SOBOL_MAX_DIMS`.
-    pub(super) fn sobol_tables(&self) -> Option<(Dp<u32>, Dp<u32>)> {
+    pub(super) fn sobol_tables(&self) -> Option<(DevPtr<u32>, DevPtr<u32>)> {
         let both = self.dirs.as_ref().zip(self.low.as_ref());
         both.map(|(d, l)| (d.as_device_ptr(), l.as_device_ptr()))
     }
 
     /// The uploaded Philox schedule and its word-cache slots, when the plan has one.
-    pub(super) fn philox_schedule(&self) -> Option<(Dp<u32>, u32)> {
+    pub(super) fn philox_schedule(&self) -> Option<(DevPtr<u32>, u32)> {
         self.philox.as_ref().map(|ops| (ops.as_device_ptr(), self.cache_slots))
     }
 }
@@ -144,46 +154,110 @@ pub enum Variant {
     PhiloxBoxMuller,
     /// `bridge_philox_bm_d1_*` (fused, Box–Muller normals, the d = 1 fast path).
     PhiloxBoxMullerD1,
+    /// `bridge_philox_bm_d1_pairs_f32` (fused, Box–Muller normals, d = 1, two f32 paths per
+    /// thread; `LaunchShape::box_muller_pairs`, and an 8-byte aligned output). f32 only.
+    PhiloxBoxMullerD1Pairs,
 }
 
-/// `DevicePointer`, short: every address parameter of the bridge kernels.
-pub(super) type Dp<T> = DevicePointer<T>;
+/// `DevicePointer`: every address parameter of the bridge kernels.
+pub(super) type DevPtr<T> = DevicePointer<T>;
 
-/// The bridge kernels of one precision, with their parameter lists (each starts with the
-/// strategy `(coef, idx, steps, dims, slots, chol, start, increments)`).
-#[allow(clippy::type_complexity)]
+/// The eight parameters every `bridge_*` kernel takes first, `(coef, idx, steps, dims, slots,
+/// chol, start, increments)`: a plan's tables on the device, its scalars, and whether the
+/// kernel writes increments (1) or paths (0).
+#[derive(Clone, Copy)]
+pub(super) struct Strategy<T: DeviceCopy> {
+    /// The coefficient rows.
+    pub(super) coef: DevPtr<T>,
+    /// The index rows.
+    pub(super) idx: DevPtr<u32>,
+    /// Strategy steps, N + 1.
+    pub(super) steps: u32,
+    /// Dimension d.
+    pub(super) dims: u32,
+    /// Stack slots (d-vectors).
+    pub(super) slots: u32,
+    /// The noise's Cholesky factor.
+    pub(super) chol: DevPtr<T>,
+    /// The start point.
+    pub(super) start: DevPtr<T>,
+    /// 1 for increments, 0 for paths.
+    pub(super) increments: u32,
+}
+
+// The bridge kernels' parameter lists, one per kernel shape; those of the `bridge_*` kernels
+// begin with the strategy's eight (`Strategy`), written `…` below. `launch.rs` builds each list
+// in one place.
+
+/// `bridge_*`: `(…, scratch, z, out, paths)`.
+pub(super) type BufferArgs<T> =
+    (DevPtr<T>, DevPtr<u32>, u32, u32, u32, DevPtr<T>, DevPtr<T>, u32, DevPtr<T>, DevPtr<T>, DevPtr<T>, u32);
+/// `bridge_dims_*`: `(…, z, out, paths)`.
+pub(super) type DimsArgs<T> =
+    (DevPtr<T>, DevPtr<u32>, u32, u32, u32, DevPtr<T>, DevPtr<T>, u32, DevPtr<T>, DevPtr<T>, u32);
+/// `bridge_philox[_bm]_*`: `(…, scratch, seed, first, out, paths)`.
+pub(super) type PhiloxArgs<T> =
+    (DevPtr<T>, DevPtr<u32>, u32, u32, u32, DevPtr<T>, DevPtr<T>, u32, DevPtr<T>, u64, u32, DevPtr<T>, u32);
+/// `bridge_philox[_bm]_d1_*`: `(…, seed, first, sched, cache_slots, out, paths)`.
+pub(super) type PhiloxD1Args<T> =
+    (DevPtr<T>, DevPtr<u32>, u32, u32, u32, DevPtr<T>, DevPtr<T>, u32, u64, u32, DevPtr<u32>, u32, DevPtr<T>, u32);
+/// `bridge_sobol_*`: `(…, scratch, dirs, low, offset, out, paths)`.
+pub(super) type SobolArgs<T> = (
+    DevPtr<T>,
+    DevPtr<u32>,
+    u32,
+    u32,
+    u32,
+    DevPtr<T>,
+    DevPtr<T>,
+    u32,
+    DevPtr<T>,
+    DevPtr<u32>,
+    DevPtr<u32>,
+    u32,
+    DevPtr<T>,
+    u32,
+);
+/// `bridge_sobol_d1_*`: `(…, dirs, low, offset, out, paths)`.
+pub(super) type SobolD1Args<T> =
+    (DevPtr<T>, DevPtr<u32>, u32, u32, u32, DevPtr<T>, DevPtr<T>, u32, DevPtr<u32>, DevPtr<u32>, u32, DevPtr<T>, u32);
+/// `normals_philox_*`, `normals_bm_philox_*`: `(rows, seed, first, out, paths)`.
+pub(super) type NormalsPhiloxArgs<T> = (u32, u64, u64, DevPtr<T>, u32);
+/// `normals_sobol_*`: `(rows, dirs, low, offset, out, paths)`.
+pub(super) type NormalsSobolArgs<T> = (u32, DevPtr<u32>, DevPtr<u32>, u32, DevPtr<T>, u32);
+
+/// The bridge kernels of one precision, each with its parameter list.
 pub(crate) struct Kernels<'g, T: DeviceCopy> {
-    /// `(…, scratch, z, out, paths)`.
-    pub(super) buffer: Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, Dp<T>, Dp<T>, Dp<T>, u32)>,
-    /// `(…, z, out, paths)`.
-    pub(super) dims: Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, Dp<T>, Dp<T>, u32)>,
-    /// `(…, scratch, seed, first, out, paths)`.
-    pub(super) philox: Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, Dp<T>, u64, u32, Dp<T>, u32)>,
-    /// `(…, scratch, dirs, low, offset, out, paths)`.
-    pub(super) sobol:
-        Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, Dp<T>, Dp<u32>, Dp<u32>, u32, Dp<T>, u32)>,
-    /// `(rows, seed, first, out, paths)`.
-    pub(super) normals_philox: Kernel<'g, (u32, u64, u64, Dp<T>, u32)>,
-    /// `(rows, dirs, low, offset, out, paths)`.
-    pub(super) normals_sobol: Kernel<'g, (u32, Dp<u32>, Dp<u32>, u32, Dp<T>, u32)>,
-    /// `(rows, seed, first, out, paths)`.
-    pub(super) normals_bm: Kernel<'g, (u32, u64, u64, Dp<T>, u32)>,
-    /// `(…, seed, first, sched, cache_slots, out, paths)`.
-    pub(super) philox_d1:
-        Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, u64, u32, Dp<u32>, u32, Dp<T>, u32)>,
-    /// `(…, dirs, low, offset, out, paths)`.
-    pub(super) sobol_d1:
-        Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, Dp<u32>, Dp<u32>, u32, Dp<T>, u32)>,
-    /// `(…, scratch, seed, first, out, paths)`: Box–Muller normals.
-    pub(super) philox_bm: Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, Dp<T>, u64, u32, Dp<T>, u32)>,
-    /// `(…, seed, first, sched, cache_slots, out, paths)`: Box–Muller normals.
-    pub(super) philox_bm_d1:
-        Kernel<'g, (Dp<T>, Dp<u32>, u32, u32, u32, Dp<T>, Dp<T>, u32, u64, u32, Dp<u32>, u32, Dp<T>, u32)>,
+    /// `bridge_*`.
+    pub(super) buffer: Kernel<'g, BufferArgs<T>>,
+    /// `bridge_dims_*`.
+    pub(super) dims: Kernel<'g, DimsArgs<T>>,
+    /// `bridge_philox_*`.
+    pub(super) philox: Kernel<'g, PhiloxArgs<T>>,
+    /// `bridge_sobol_*`.
+    pub(super) sobol: Kernel<'g, SobolArgs<T>>,
+    /// `normals_philox_*`.
+    pub(super) normals_philox: Kernel<'g, NormalsPhiloxArgs<T>>,
+    /// `normals_sobol_*`.
+    pub(super) normals_sobol: Kernel<'g, NormalsSobolArgs<T>>,
+    /// `normals_bm_philox_*`.
+    pub(super) normals_bm: Kernel<'g, NormalsPhiloxArgs<T>>,
+    /// `bridge_philox_d1_*`.
+    pub(super) philox_d1: Kernel<'g, PhiloxD1Args<T>>,
+    /// `bridge_sobol_d1_*`.
+    pub(super) sobol_d1: Kernel<'g, SobolD1Args<T>>,
+    /// `bridge_philox_bm_*`: Box–Muller normals.
+    pub(super) philox_bm: Kernel<'g, PhiloxArgs<T>>,
+    /// `bridge_philox_bm_d1_*`: Box–Muller normals.
+    pub(super) philox_bm_d1: Kernel<'g, PhiloxD1Args<T>>,
+    /// `bridge_philox_bm_d1_pairs_f32` (two paths per thread; the f32 set only).
+    pub(super) philox_bm_d1_pairs: Option<Kernel<'g, PhiloxD1Args<T>>>,
 }
 
 impl<'g, T: DeviceCopy> Kernels<'g, T> {
-    /// Looks up the eleven kernels named, in the order of the fields.
-    fn new(gpu: &'g Gpu, names: [&'static str; 11]) -> Result<Self> {
+    /// Looks up the eleven kernels named, in the order of the fields, and the precision's pairs
+    /// kernel where it has one.
+    fn new(gpu: &'g Gpu, names: [&'static str; 11], pairs: Option<&'static str>) -> Result<Self> {
         let [
             buffer,
             dims,
@@ -209,6 +283,7 @@ impl<'g, T: DeviceCopy> Kernels<'g, T> {
             sobol_d1: gpu.kernel(sobol_d1)?,
             philox_bm: gpu.kernel(philox_bm)?,
             philox_bm_d1: gpu.kernel(philox_bm_d1)?,
+            philox_bm_d1_pairs: pairs.map(|name| gpu.kernel(name)).transpose()?,
         })
     }
 }
@@ -250,6 +325,7 @@ impl<'g> Bridge<'g> {
                     "bridge_philox_bm_f32",
                     "bridge_philox_bm_d1_f32",
                 ],
+                Some("bridge_philox_bm_d1_pairs_f32"),
             )?,
             k64: Kernels::new(
                 gpu,
@@ -266,6 +342,7 @@ impl<'g> Bridge<'g> {
                     "bridge_philox_bm_f64",
                     "bridge_philox_bm_d1_f64",
                 ],
+                None,
             )?,
         })
     }
@@ -303,6 +380,15 @@ impl<'g> Bridge<'g> {
             Variant::SobolD1 => k.sobol_d1.function(),
             Variant::PhiloxBoxMuller => k.philox_bm.function(),
             Variant::PhiloxBoxMullerD1 => k.philox_bm_d1.function(),
+            Variant::PhiloxBoxMullerD1Pairs => match &k.philox_bm_d1_pairs {
+                Some(pairs) => pairs.function(),
+                None => {
+                    return Err(crate::error::Error::InvalidInput {
+                        what: "variant",
+                        why: format!("{variant:?} exists in f32 only"),
+                    });
+                }
+            },
         };
         let regs = f.get_attribute(NumRegisters).map_err(cuda("cuFuncGetAttribute"))?;
         let local = f.get_attribute(LocalSizeBytes).map_err(cuda("cuFuncGetAttribute"))?;
@@ -313,7 +399,7 @@ impl<'g> Bridge<'g> {
     /// [`Variant::BufferDims`] for `2 ≤ d ≤ 4` on the specialised path
     /// (`LaunchShape::buffer_fast`), [`Variant::Buffer`] otherwise.
     pub fn buffer_variant<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize) -> Variant {
-        Self::kernel_for(&plan.shape(self.block, paths), Variant::Buffer)
+        Self::kernel_for(&plan.shape(paths, self.block), Variant::Buffer)
     }
 
     /// The kernel a generation of `paths` with `plan` from `variant` launches: the buffer source
@@ -321,7 +407,25 @@ impl<'g> Bridge<'g> {
     /// `LaunchShape::fused_fast_d1` holds (d = 1, stack and strategy in shared memory, 32-bit
     /// indices); every other variant is itself.
     pub fn launched<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize, variant: Variant) -> Variant {
-        Self::kernel_for(&plan.shape(self.block, paths), variant)
+        let shape = plan.shape(paths, self.block);
+        match Self::kernel_for(&shape, variant) {
+            Variant::PhiloxBoxMullerD1 if Self::box_muller_pairs(&shape, plan, T::pick(self)) => {
+                Variant::PhiloxBoxMullerD1Pairs
+            }
+            v => v,
+        }
+    }
+
+    /// Whether a fused Box–Muller d = 1 generation of `shape` takes two paths per thread: the
+    /// precision has the pairs kernel (f32) and `LaunchShape::box_muller_pairs` holds for the
+    /// plan's schedule.
+    pub(super) fn box_muller_pairs<T: Precision>(
+        shape: &LaunchShape,
+        plan: &DevicePlan<T>,
+        k: &Kernels<'_, T>,
+    ) -> bool {
+        k.philox_bm_d1_pairs.is_some()
+            && plan.philox_schedule().is_some_and(|(_, c)| shape.box_muller_pairs(c as usize))
     }
 
     /// The kernel a launch of `shape` from `variant` takes: the one rule the launchers follow
@@ -340,13 +444,13 @@ impl<'g> Bridge<'g> {
     /// plan's schedule (each Philox block computed once per path; `LaunchShape::philox_cached`),
     /// rather than the one-block cache.
     pub fn philox_cached<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize) -> bool {
-        plan.shape(self.block, paths).philox_cached(plan.cache_slots as usize)
+        plan.shape(paths, self.block).philox_cached(plan.cache_slots as usize)
     }
 
     /// As [`Bridge::philox_cached`] for the fused Box–Muller kernels, whose cache holds a
     /// block's normals (`LaunchShape::box_muller_cached`).
     pub fn box_muller_cached<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize) -> bool {
-        plan.shape(self.block, paths).box_muller_cached(plan.cache_slots as usize)
+        plan.shape(paths, self.block).box_muller_cached(plan.cache_slots as usize)
     }
 
     /// Copies `plan`'s tables (and, when (N+1)·d ≤ 21,201, its Sobol direction numbers) to the
@@ -377,7 +481,7 @@ impl<'g> Bridge<'g> {
             steps: len_u32("steps", plan.steps())?,
             dims: len_u32("dimension", plan.dims())?,
             slots: len_u32("stack slots", plan.stack_slots())?,
-            rows: plan.rows(),
+            rows: len_u32("rows", plan.rows())?,
         })
     }
 
@@ -394,6 +498,15 @@ impl<'g> Bridge<'g> {
     /// A zeroed device buffer of `len` elements (one at least: cust refuses empty buffers).
     fn alloc<T: Precision>(&self, len: usize) -> Result<DeviceBuffer<T>> {
         crate::gpu::zeroed(len.max(1))
+    }
+
+    /// The scratch a generation of `paths` with `plan` needs at this block size
+    /// ([`Bridge::scratch_len`]), or none when its stack fits in shared memory.
+    fn alloc_scratch<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize) -> Result<Option<DeviceBuffer<T>>> {
+        match self.scratch_len(plan, paths) {
+            0 => Ok(None),
+            need => self.alloc(need).map(Some),
+        }
     }
 
     /// Generates on the GPU and copies back: a buffer source is uploaded, the generators (Philox
@@ -445,8 +558,7 @@ impl<'g> Bridge<'g> {
         }
         let dp = self.upload::<T>(plan)?;
         let mut out = self.alloc::<T>(len)?;
-        let mut scratch = self.alloc::<T>(self.scratch_len(&dp, count))?;
-        let sc = (self.scratch_len(&dp, count) > 0).then_some(&mut *scratch);
+        let mut scratch = self.alloc_scratch(&dp, count)?;
         let zbuf;
         let src = match generated(source) {
             Ok(generator) => generator,
@@ -455,7 +567,7 @@ impl<'g> Bridge<'g> {
                 DeviceSource::Buffer(&*zbuf)
             }
         };
-        self.generate_range_on_device(&dp, src, first, count, output, sc, &mut out)?;
+        self.generate_range_on_device(&dp, src, first, count, output, scratch.as_deref_mut(), &mut out)?;
         self.finish(&out, host)
     }
 
@@ -511,9 +623,8 @@ impl<'g> Bridge<'g> {
         let mut z = self.alloc::<T>(len)?;
         self.normals_range_on_device(&dp, gen_src, first, count, &mut z)?;
         let mut out = self.alloc::<T>(len)?;
-        let mut scratch = self.alloc::<T>(self.scratch_len(&dp, count))?;
-        let sc = (self.scratch_len(&dp, count) > 0).then_some(&mut *scratch);
-        self.generate_on_device(&dp, DeviceSource::Buffer(&z), count, output, sc, &mut out)?;
+        let mut scratch = self.alloc_scratch(&dp, count)?;
+        self.generate_on_device(&dp, DeviceSource::Buffer(&z), count, output, scratch.as_deref_mut(), &mut out)?;
         self.finish(&out, host)
     }
 

@@ -134,6 +134,153 @@ pub unsafe extern "ptx-kernel" fn normals_bm_philox_f64(rows: u32, seed: u64, fi
     unsafe { normals_bm_philox::<f64>(rows, seed, first, out, paths) }
 }
 
+/// [`ScheduledBoxMuller`] for two f32 paths at once (`path`, `path + 1`: the lanes of an
+/// [`F32x2`]): the same schedule, each `COMPUTE` step two Philox blocks and four pairs, the
+/// cache holding pairs of normals. Two independent chains per thread; the bits of each lane are
+/// its path's.
+pub(super) struct ScheduledBoxMullerPairs {
+    pub(super) key: [u32; 2],
+    pub(super) path: u64,
+    /// Shared address of the next step's schedule entry.
+    pub(super) op: u32,
+    pub(super) cache: SharedValues,
+}
+
+impl Normals<F32x2> for ScheduledBoxMullerPairs {
+    #[inline(always)]
+    fn normal(&mut self, row: u32) -> F32x2 {
+        // SAFETY: as `ScheduledBoxMuller::normal`.
+        let op = unsafe { ld_shared_u32(self.op) };
+        self.op += 4;
+        if op & COMPUTE != 0 {
+            let a = philox4x32_10(counter(row / 4, self.path), self.key);
+            let b = philox4x32_10(counter(row / 4, self.path + 1), self.key);
+            let (a0, a1) = f32::box_muller(a[0], a[1]);
+            let (b0, b1) = f32::box_muller(b[0], b[1]);
+            let (a2, a3) = f32::box_muller(a[2], a[3]);
+            let (b2, b3) = f32::box_muller(b[2], b[3]);
+            let n = [F32x2(a0, b0), F32x2(a1, b1), F32x2(a2, b2), F32x2(a3, b3)];
+            let mut k = 0;
+            while k < 4 {
+                <SharedValues as Stack<F32x2>>::set(&mut self.cache, slot_field(op, k as u32), n[k]);
+                k += 1;
+            }
+            pick4(n, row)
+        } else {
+            <SharedValues as Stack<F32x2>>::get(&self.cache, op)
+        }
+    }
+}
+
+/// The fused Box–Muller bridge, d = 1, two f32 paths per thread: thread `q` takes paths
+/// `first + 2q` and `first + 2q + 1` (lanes of an [`F32x2`], one 8-byte store per row), with the
+/// plan's schedule and a cache of normal pairs ([`ScheduledBoxMullerPairs`]); the body of the
+/// d = 1 kernels otherwise (`buffer_small_io` at d = 1 on the pairs' shape).
+///
+/// # Safety
+/// As `bridge_philox_d1_*`, and `LaunchShape::box_muller_pairs(cache_slots)` holds (otherwise
+/// nothing is written: the launcher starts this kernel only then); `sched` holds the plan's
+/// `steps` entries using `cache_slots` slots; the grid has `paths / 2` threads or more; the
+/// launch has `fused_base_bytes + box_muller_cache_bytes(cache_slots)` bytes of dynamic shared
+/// memory, both of `LaunchShape::box_muller_pairs_shape`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn fused_box_muller_d1_pairs(
+    dynamic: *mut u8,
+    coef: *const f32,
+    idx: *const u32,
+    steps: u32,
+    dims: u32,
+    slots: u32,
+    chol: *const f32,
+    start: *const f32,
+    increments: u32,
+    seed: u64,
+    first: u32,
+    sched: *const u32,
+    cache_slots: u32,
+    out: *mut f32,
+    paths: u32,
+) {
+    let full = launch_shape::<f32>(steps, dims, slots, paths);
+    if !full.box_muller_pairs(cache_slots as usize) {
+        return; // uniform: the launcher never starts this kernel then
+    }
+    let shape = full.box_muller_pairs_shape();
+    let base = shared_addr(dynamic) + shape.fused_base_bytes() as u32;
+    // SAFETY: `sched` holds `steps` entries, the array at base box_muller_cache_bytes (contract).
+    unsafe { stage_schedule(sched, steps, base) };
+    let (t, b, size) = (thread_idx_x(), block_dim_x(), core::mem::size_of::<F32x2>() as u32);
+    let values = base + shape.box_muller_cache_bytes(0) as u32 + t * size;
+    let cache = SharedValues { base: values, stride: b * size };
+    let path = first as u64 + 2 * index_1d() as u64;
+    let z = ScheduledBoxMullerPairs { key: key(seed), path, op: base, cache };
+    let (out, lanes) = (out as *mut F32x2, paths / 2);
+    // The pairs' shape holds the d = 1 fast path (box_muller_pairs), the dynamic array starts
+    // with its stack of 8-byte elements and the table as `buffer_small_io` expects (its barrier
+    // orders the schedule's copy before the reads); `out` holds `rows·paths` f32, i.e.
+    // `rows·lanes` pairs (an even count), 8-byte aligned (the launcher's check).
+    // SAFETY: as just said; thread q < lanes writes pair q of each row.
+    unsafe {
+        buffer_small_io::<F32x2, 1, FUSED_PIPELINE, _, _>(
+            dynamic,
+            coef,
+            idx,
+            steps,
+            slots,
+            chol,
+            start,
+            increments,
+            lanes,
+            move |q| (z, BufferSink32 { out, paths: lanes, p: q }),
+        )
+    }
+}
+
+/// [`fused_box_muller_d1_pairs`].
+///
+/// # Safety
+/// As [`fused_box_muller_d1_pairs`].
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn bridge_philox_bm_d1_pairs_f32(
+    coef: *const f32,
+    idx: *const u32,
+    steps: u32,
+    dims: u32,
+    slots: u32,
+    chol: *const f32,
+    start: *const f32,
+    increments: u32,
+    seed: u64,
+    first: u32,
+    sched: *const u32,
+    cache_slots: u32,
+    out: *mut f32,
+    paths: u32,
+) {
+    let dynamic = dynamic_shared!(BRIDGE_D1_BM_PAIRS_F32);
+    // SAFETY: this kernel's contract is the body's.
+    unsafe {
+        fused_box_muller_d1_pairs(
+            dynamic,
+            coef,
+            idx,
+            steps,
+            dims,
+            slots,
+            chol,
+            start,
+            increments,
+            seed,
+            first,
+            sched,
+            cache_slots,
+            out,
+            paths,
+        )
+    }
+}
+
 /// The fused Box–Muller bridge kernels of one precision: `$general` ([`run_fused`] with the CPU
 /// twin's `PhiloxBoxMuller`) and `$d1` ([`fused_box_muller_d1`]).
 macro_rules! box_muller_bridge_kernels {

@@ -194,6 +194,28 @@ impl LaunchShape {
             && self.fused_base_bytes().saturating_add(self.box_muller_cache_bytes(cache_slots)) <= FUSED_SHARED_LIMIT
     }
 
+    /// The shape of the fused Box–Muller d = 1 kernel that takes two f32 paths per thread
+    /// (`bridge_philox_bm_d1_pairs_f32`, [`LaunchShape::box_muller_pairs`]): `paths / 2` lanes of
+    /// 8 bytes (the stack, the table's reservation and the cache of normals in 8-byte
+    /// elements). Kernel and launcher size the dynamic shared memory from it alike
+    /// ([`LaunchShape::fused_base_bytes`] + [`LaunchShape::box_muller_cache_bytes`]).
+    #[inline(always)]
+    pub fn box_muller_pairs_shape(&self) -> LaunchShape {
+        LaunchShape { paths: self.paths / 2, elem: 2 * self.elem, ..*self }
+    }
+
+    /// Whether a fused Box–Muller generation takes two f32 paths per thread: f32 (`elem` = 4),
+    /// an even path count, and on [`LaunchShape::box_muller_pairs_shape`] the schedule and its
+    /// cache of normal pairs fit ([`LaunchShape::box_muller_cached`]). Each thread then runs two
+    /// independent Philox/Box–Muller chains and writes 8 bytes per row.
+    #[inline(always)]
+    pub fn box_muller_pairs(&self, cache_slots: usize) -> bool {
+        self.elem == 4
+            && self.paths.is_multiple_of(2)
+            && self.fused_fast_d1()
+            && self.box_muller_pairs_shape().box_muller_cached(cache_slots)
+    }
+
     /// Bytes of dynamic shared memory a launch of the fused kernels needs:
     /// [`LaunchShape::fused_base_bytes`] (stack, then on the d = 1 path the strategy), then for
     /// Sobol on the warp method its tables, or its high parts alone. (The fused Philox d = 1
@@ -377,6 +399,21 @@ mod tests {
         assert!(sh(64, 1, 7, 512, 1000, 4).philox_cached(4));
         assert!(!sh(64, 1, 7, 512, 1000, 8).box_muller_cached(16));
         assert!(!sh(64, 1, 7, 128, 1000, 8).box_muller_cached(u32::MAX as usize));
+    }
+
+    #[test]
+    fn box_muller_pairs_take_even_f32_counts_whose_pair_cache_fits() {
+        // The paper's shape in f32: 7 stack slots and 16 cache slots of 8-byte pairs at 128.
+        let paper = sh(64, 1, 7, 128, 1_439_744, 4);
+        assert!(paper.box_muller_pairs(16));
+        assert_eq!(paper.box_muller_pairs_shape(), sh(64, 1, 7, 128, 719_872, 8));
+        assert!(!sh(64, 1, 7, 128, 1_439_745, 4).box_muller_pairs(16), "odd count");
+        assert!(!sh(64, 1, 7, 128, 1_439_744, 8).box_muller_pairs(16), "f64");
+        assert!(!sh(64, 3, 7, 128, 1_439_744, 4).box_muller_pairs(16), "d = 3");
+        assert!(!paper.box_muller_pairs(0), "no schedule");
+        // A 70-slot cache of pairs at 128 threads (70 KiB) does not fit; as single f32 it does.
+        assert!(!sh(127, 1, 7, 128, 1000, 4).box_muller_pairs(70));
+        assert!(sh(127, 1, 7, 128, 1000, 4).box_muller_cached(70));
     }
 
     #[test]
