@@ -1,105 +1,22 @@
 //! The Brownian bridge on the CPU: the same per-path code as the kernels
-//! (`lockstep_shared::bridge::generate_path`), one thread or rayon; plus the initialisation
-//! ([`plan`]) both sides share and the Sobol direction numbers.
+//! (`lockstep_shared::bridge::generate_path`), one thread or rayon — the generators
+//! ([`generate_seq`], [`generate_par`] and their progress, stop and range forms) and the normals
+//! alone ([`normals_seq`]). What they are asked for (the [`Plan`], the [`Source`], the
+//! [`Output`]) and its checks are the family's problem types (`plan.rs`, `problem.rs`).
 //!
 //! Layout (also the GPU's): normals `z[(i·d + k)·paths + p]`, output `x[(g·d + k)·paths + p]`,
 //! consecutive paths adjacent; see `lockstep_shared::bridge`.
 
 use super::plan::{Plan, Precision};
+use super::problem::{Output, Source, check_generation, check_range, sobol_directions};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use lockstep_shared::bridge::boxmuller::PhiloxBoxMuller;
 use lockstep_shared::bridge::philox::PhiloxNormals;
-use lockstep_shared::bridge::sobol::{BITS, SobolNormals};
+use lockstep_shared::bridge::sobol::SobolNormals;
 use lockstep_shared::bridge::{MAX_DIMS, Normals, PathPlan, Sink, SliceStack, SliceSteps, generate_path};
 use rayon::prelude::*;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-
-/// What to write.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Output {
-    /// X at t1..tN and T.
-    Paths,
-    /// Scaled increments (X_{t_g} − X_{t_{g−1}})/(t_g − t_{g−1}), g = 1..N+1.
-    Increments,
-}
-
-/// Where the normals come from.
-#[derive(Clone, Copy, Debug)]
-pub enum Source<'a, T> {
-    /// A user buffer, `[row][path]`, `(N+1)·d·paths` values.
-    Buffer(&'a [T]),
-    /// Philox4x32-10 with this seed (row j of path p: word j mod 4 of counter (j/4, p)).
-    Philox {
-        /// The 64-bit key.
-        seed: u64,
-    },
-    /// Philox4x32-10 with this seed, normals by Box–Muller (`lockstep_shared::bridge::boxmuller`):
-    /// rows 4b, 4b+1 of path p are the pair of words 0, 1 of counter (b, p), rows 4b+2, 4b+3
-    /// that of words 2, 3. Other normals than [`Source::Philox`]'s Φ⁻¹ from the same words.
-    PhiloxBoxMuller {
-        /// The 64-bit key.
-        seed: u64,
-    },
-    /// Sobol (Joe–Kuo): path p takes point `offset + p`, row j dimension j. `offset = 1`
-    /// skips the origin.
-    Sobol {
-        /// Index of path 0's point.
-        offset: u32,
-    },
-}
-
-/// Largest Sobol dimension of the Joe–Kuo table (`new-joe-kuo-6.21201`).
-pub const SOBOL_MAX_DIMS: usize = 21_201;
-
-/// The 32 direction numbers of each of the first `dims` Sobol dimensions (Joe–Kuo, through
-/// the `sobol` crate), `[dim][bit]`.
-pub fn sobol_directions(dims: usize) -> Result<Vec<u32>> {
-    if dims > SOBOL_MAX_DIMS {
-        return Err(Error::TooLarge {
-            what: "Sobol dimensions ((N+1)·d)",
-            value: dims as u64,
-            max: SOBOL_MAX_DIMS as u64,
-        });
-    }
-    static PARAMS: OnceLock<sobol::params::JoeKuoD6> = OnceLock::new();
-    let params = PARAMS.get_or_init(sobol::params::JoeKuoD6::extended);
-    let v = sobol::Sobol::<u32>::init_direction_vals::<u32>(dims, BITS, params);
-    Ok(v.into_iter().flatten().collect())
-}
-
-/// Checks the sizes of a generation and returns the output length `(N+1)·d·paths`.
-pub fn check_generation<T>(plan: &Plan, source: &Source<'_, T>, paths: usize) -> Result<usize> {
-    let len = plan.rows().checked_mul(paths).ok_or_else(|| Error::Overflow {
-        what: "(N+1)·d·paths output elements",
-        expr: format!("{} · {paths}", plan.rows()),
-    })?;
-    if paths > u32::MAX as usize {
-        return Err(Error::TooLarge { what: "paths", value: paths as u64, max: u32::MAX as u64 });
-    }
-    match source {
-        Source::Buffer(z) => crate::launch::expect_len("z", z.len(), len)?,
-        Source::Philox { .. } | Source::PhiloxBoxMuller { .. } => {}
-        Source::Sobol { offset } => {
-            if *offset as u64 + paths as u64 > 1 << 32 {
-                return Err(Error::TooLarge {
-                    what: "Sobol point index offset + paths",
-                    value: *offset as u64 + paths as u64,
-                    max: 1 << 32,
-                });
-            }
-            if plan.rows() > SOBOL_MAX_DIMS {
-                return Err(Error::TooLarge {
-                    what: "Sobol dimensions ((N+1)·d)",
-                    value: plan.rows() as u64,
-                    max: SOBOL_MAX_DIMS as u64,
-                });
-            }
-        }
-    }
-    Ok(len)
-}
 
 struct Strided<'a, T> {
     z: &'a [T],
@@ -232,7 +149,7 @@ pub fn generate_par_stoppable<T: Precision>(
 /// Paths `first..first + count` of a generation, on one thread: the values a one-shot
 /// generation of at least `first + count` paths gives those paths, `[row][count]`
 /// (`rows·count` values). Philox and Sobol take the paths' own indices; a [`Source::Buffer`]
-/// holds the range's normals alone, `[row][count]`. Errors: as [`super::check_range`].
+/// holds the range's normals alone, `[row][count]`. Errors: as [`check_range`].
 pub fn generate_range_seq<T: Precision>(
     plan: &Plan,
     source: Source<'_, T>,
@@ -240,7 +157,7 @@ pub fn generate_range_seq<T: Precision>(
     count: usize,
     output: Output,
 ) -> Result<Vec<T>> {
-    let len = super::check_range(plan, &source, first, count)?;
+    let len = check_range(plan, &source, first, count)?;
     let dirs = directions_for(plan, &source)?;
     let mut out = vec![T::ZERO; len];
     generate_block(plan, &source, &dirs, count, output, first, 0, count, &mut out);
@@ -259,7 +176,7 @@ pub fn generate_range_par_stoppable<T: Precision>(
     progress: impl Fn(usize, usize) + Sync,
     stop: &AtomicBool,
 ) -> Result<Option<Vec<T>>> {
-    let len = super::check_range(plan, &source, first, count)?;
+    let len = check_range(plan, &source, first, count)?;
     let dirs = directions_for(plan, &source)?;
     let rows = plan.rows();
     let done = AtomicUsize::new(0);

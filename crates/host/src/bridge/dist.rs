@@ -6,8 +6,8 @@
 //! (tests, small runs), [`generate_share`] returns the rank's own columns (large runs write
 //! them where they belong: `lockstep run … bridge --out`).
 
-use super::cpu::{Output, Source, check_generation};
 use super::plan::{Plan, Precision};
+use super::problem::{Output, Source, check_generation};
 use super::range::generate_range;
 use crate::Backend;
 use crate::dist::{Communicator, Split, all_gather, split_even};

@@ -5,10 +5,10 @@
 //! Upload a [`Plan`] once ([`Bridge::upload`]), then generate as often as needed on device
 //! buffers (`*_on_device`, for pipelines and benchmarks) or on host data ([`Bridge::generate`],
 //! [`Bridge::generate_unfused`], [`Bridge::normals`]). Layout `[row][path]` as on the CPU
-//! (`crate::bridge::cpu`).
+//! (`cpu.rs`).
 
 use super::plan::{BridgeKernels, Plan, Precision};
-use crate::bridge::cpu::{Output, SOBOL_MAX_DIMS, Source, check_generation, sobol_directions};
+use super::problem::{Output, SOBOL_MAX_DIMS, Source, check_generation, check_range, sobol_directions};
 use crate::error::{Result, cuda};
 use crate::gpu::Gpu;
 use crate::gpu::upload;
@@ -551,7 +551,7 @@ impl<'g> Bridge<'g> {
         output: Output,
         host: &mut [T],
     ) -> Result<()> {
-        let len = super::check_range(plan, &source, first, count)?;
+        let len = check_range(plan, &source, first, count)?;
         crate::launch::expect_len("host", host.len(), len)?;
         if len == 0 {
             return Ok(());
@@ -595,7 +595,7 @@ impl<'g> Bridge<'g> {
         count: usize,
         output: Output,
     ) -> Result<Vec<T>> {
-        let mut host = vec![T::default(); super::check_range(plan, &source, first, count)?];
+        let mut host = vec![T::default(); check_range(plan, &source, first, count)?];
         self.generate_range_unfused_into(plan, source, first, count, output, &mut host)?;
         Ok(host)
     }
@@ -611,7 +611,7 @@ impl<'g> Bridge<'g> {
         output: Output,
         host: &mut [T],
     ) -> Result<()> {
-        let len = super::check_range(plan, &source, first, count)?;
+        let len = check_range(plan, &source, first, count)?;
         crate::launch::expect_len("host", host.len(), len)?;
         if len == 0 {
             return Ok(());

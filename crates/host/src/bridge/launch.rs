@@ -5,12 +5,12 @@
 //! kernels decide with too, and takes the kernel's parameter list from the `Launch` (one method
 //! per kernel shape). [`Bridge::normals_range_on_device`] does the same with a `NormalsLaunch`.
 
-use super::cpu::{Output, SOBOL_MAX_DIMS};
 use super::gpu::{
     Bridge, BufferArgs, DevPtr, DevicePlan, DeviceSource, DimsArgs, Kernels, NormalsPhiloxArgs, NormalsSobolArgs,
     PhiloxArgs, PhiloxD1Args, SobolArgs, SobolD1Args, Strategy, Variant,
 };
 use super::plan::Precision;
+use super::problem::{Output, SOBOL_MAX_DIMS, check_indices};
 use crate::error::{Error, Result};
 use crate::launch::{Grid1d, expect_len, len_u32};
 use cust::memory::DeviceSlice;
@@ -159,7 +159,7 @@ fn check_request<T: Precision>(
     })?;
     expect_len("out", out.len(), len)?;
     let sobol = if let DeviceSource::Sobol { offset } = source { Some(*offset) } else { None };
-    super::range::check_indices(first, n as u64, sobol)?;
+    check_indices(first, n as u64, sobol)?;
     Ok((n, len))
 }
 

@@ -14,17 +14,19 @@ mod gpu;
 #[cfg(feature = "gpu")]
 mod launch;
 mod plan;
+mod problem;
 mod range;
 mod schedule;
 
 pub use cpu::{
-    Output, SOBOL_MAX_DIMS, Source, check_generation, generate_par, generate_par_stoppable, generate_par_with_progress,
-    generate_range_par_stoppable, generate_range_seq, generate_seq, normals_seq, sobol_directions,
+    generate_par, generate_par_stoppable, generate_par_with_progress, generate_range_par_stoppable, generate_range_seq,
+    generate_seq, normals_seq,
 };
 #[cfg(feature = "gpu")]
 pub use gpu::{Bridge, DEFAULT_BLOCK, DevicePlan, DeviceSource, Variant};
 pub use plan::{BridgeSpec, Noise, Plan, Precision, Tables, bisection_order, first_then_bisection, forward_order};
-pub use range::{check_range, generate_range, generate_range_into};
+pub use problem::{Output, SOBOL_MAX_DIMS, Source, check_generation, check_range, sobol_directions};
+pub use range::{generate_range, generate_range_into};
 
 use crate::{Backend, Result};
 

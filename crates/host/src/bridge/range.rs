@@ -7,49 +7,16 @@
 //! On the GPU a range is the fused kernels' generation from the range's start (Philox counters
 //! of paths `first + p`, Sobol points `offset + first + p`); Box–Muller normals, which have no
 //! fused kernel, come from the normals kernel's range (`Bridge::generate_range_unfused`).
+//!
+//! This file picks the backend of a range ([`generate_range`], [`generate_range_into`]); the
+//! checks of a range ([`check_range`]) are the problem's (`problem.rs`).
 
-use super::cpu::{Output, Source, check_generation, generate_range_par_stoppable, generate_range_seq};
+use super::cpu::{generate_range_par_stoppable, generate_range_seq};
 use super::plan::{Plan, Precision};
+use super::problem::{Output, Source, check_range};
 use crate::Backend;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use std::sync::atomic::AtomicBool;
-
-/// Checks a range `first..first + count` of a generation and returns its output length
-/// `(N+1)·d·count`. Beyond [`check_generation`] of `count` paths: path indices stay below
-/// `u32::MAX` (`first + count ≤ u32::MAX`, the largest one-shot run), and for Sobol
-/// `offset + first + count ≤ 2^32`. A [`Source::Buffer`] holds the range's normals alone
-/// (`[row][count]`).
-pub fn check_range<T>(plan: &Plan, source: &Source<'_, T>, first: u64, count: usize) -> Result<usize> {
-    let len = check_generation(plan, source, count)?;
-    let sobol = if let Source::Sobol { offset } = source { Some(*offset) } else { None };
-    check_indices(first, count as u64, sobol)?;
-    Ok(len)
-}
-
-/// The index checks of a range, for [`check_range`] and the GPU's
-/// `Bridge::normals_range_on_device`: `first + count ≤ u32::MAX` (the path indices of one run)
-/// and, for Sobol with `offset`, `offset + first + count ≤ 2^32`.
-pub(crate) fn check_indices(first: u64, count: u64, sobol_offset: Option<u32>) -> Result<()> {
-    let end = first.saturating_add(count);
-    if end > u32::MAX as u64 {
-        return Err(Error::TooLarge {
-            what: "first + count (path indices of one run)",
-            value: end,
-            max: u32::MAX as u64,
-        });
-    }
-    if let Some(offset) = sobol_offset {
-        let last = offset as u64 + end;
-        if last > 1 << 32 {
-            return Err(Error::TooLarge {
-                what: "Sobol point index offset + first + count",
-                value: last,
-                max: 1 << 32,
-            });
-        }
-    }
-    Ok(())
-}
 
 /// Paths `first..first + count` (or their increments) of `plan` from `source` on `backend`:
 /// `rows·count` values, `[row][count]`, the bits a one-shot [`super::generate`] of at least
@@ -87,6 +54,8 @@ pub fn generate_range<T: Precision>(
 /// [`generate_range`] into `out` (`rows·count` elements, else [`Error::LengthMismatch`]). On the
 /// GPU the result is copied straight into `out`: page-locked memory (`lockstep::Pinned`, feature `gpu`), reused
 /// chunk after chunk, takes it at the link's speed (a fresh vector is paged in as it is written).
+///
+/// [`Error::LengthMismatch`]: crate::Error::LengthMismatch
 pub fn generate_range_into<T: Precision>(
     backend: Backend<'_>,
     plan: &Plan,

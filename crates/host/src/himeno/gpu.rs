@@ -1,7 +1,7 @@
 //! Launcher for `crates/kernels/src/himeno.rs`: the Himeno Jacobi sweep with its three gosa
 //! reductions (plain atomics, aggregated atomics, the two-level tree).
 
-use super::cpu::HimenoProblem;
+use super::problem::HimenoProblem;
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, download, upload, zero_async, zeroed};
 use crate::kernel::{Kernel, Param};

@@ -5,11 +5,13 @@
 mod cpu;
 #[cfg(feature = "gpu")]
 mod gpu;
+mod problem;
 
-pub use cpu::{HIMENO_MAX_MI, HimenoProblem, HimenoResult, grid_of, himeno_par, himeno_seq};
+pub use cpu::{HimenoResult, himeno_par, himeno_seq};
 #[cfg(feature = "gpu")]
 pub use gpu::{HIMENO_PLANES, Himeno, HimenoDevice};
 pub use lockstep_shared::himeno::{BYTES_PER_POINT, FLOPS_PER_POINT, gosa_via, interior};
+pub use problem::{HIMENO_MAX_MI, HimenoProblem, grid_of};
 
 use crate::{Backend, Result};
 

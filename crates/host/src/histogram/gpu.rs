@@ -1,7 +1,7 @@
 //! Launcher for `crates/kernels/src/histogram.rs`: count histograms by every method (global
 //! counters, or privatised in shared memory), f64 and fixed-point weighted histograms.
 
-use super::cpu::{Histogram, bins_with_frac_bits, check_fixed_range, check_weights, fixed_to_f64};
+use super::problem::{Histogram, bins_with_frac_bits, check_fixed_range, check_weights, fixed_to_f64};
 use super::{CountCounter, CountKernels};
 pub use crate::aggregation::Method;
 use crate::error::{Error, Result};

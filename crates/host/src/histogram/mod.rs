@@ -5,14 +5,15 @@
 mod cpu;
 #[cfg(feature = "gpu")]
 mod gpu;
+mod problem;
 
 pub use cpu::{
-    Histogram, bins, bins_with_frac_bits, check_fixed_range, check_weights, fixed_to_f64, histogram_counts_par,
-    histogram_counts_seq, histogram_f64_seq, histogram_fixed_raw_par, histogram_fixed_raw_seq,
+    histogram_counts_par, histogram_counts_seq, histogram_f64_seq, histogram_fixed_raw_par, histogram_fixed_raw_seq,
 };
 #[cfg(feature = "gpu")]
 pub use gpu::{CounterKind, Histograms, Method, PRIVATE_WIDE_BINS, check_method, private_capacity};
 pub use lockstep_shared::histogram::Bins;
+pub use problem::{Histogram, bins, bins_with_frac_bits, check_fixed_range, check_weights, fixed_to_f64};
 
 use crate::{Backend, Result};
 
