@@ -7,7 +7,7 @@
 //! is bounded by the disk, not by memory; the file's bytes equal a one-shot run's.
 
 use crate::bridge_chunks::{self, CHUNK_BYTES, Job, chunk_paths};
-use crate::common::{self, Device, Precision as Prec, Progress, check_in, read_numbers};
+use crate::common::{self, Device, PrecisionArg, Progress, check_in, read_numbers};
 use crate::plot::{Band, Series, fan_chart};
 use crate::{npy, output, sidecar};
 use anyhow::{Result, bail};
@@ -96,7 +96,7 @@ pub struct Args {
     cov: Option<PathBuf>,
     /// Precision.
     #[arg(long, value_enum, default_value = "f32")]
-    precision: Prec,
+    precision: PrecisionArg,
     /// `philox` (Φ⁻¹ normals), `philox-bm` (Box–Muller normals from the same generator), `sobol`,
     /// or a file of (N+1)·d·paths normals (`[row][path]`, whitespace-separated).
     #[arg(long, default_value = "philox", value_parser = parse_source)]
@@ -150,7 +150,7 @@ fn spec(args: &Args) -> Result<BridgeSpec> {
     };
     let n = times.len();
     // Times must stay increasing once rounded to the precision (the weights divide by their gaps).
-    let round = |t: f64| if prec == Prec::F32 { t as f32 as f64 } else { t };
+    let round = |t: f64| if prec == PrecisionArg::F32 { t as f32 as f64 } else { t };
     let grid: Vec<f64> = std::iter::once(0.0).chain(times.iter().copied()).chain([t_end]).collect();
     for g in 1..grid.len() {
         if round(grid[g]) <= round(grid[g - 1]) {
@@ -167,7 +167,7 @@ fn spec(args: &Args) -> Result<BridgeSpec> {
     let order = match &args.order {
         Order::Bisection => bisection_order(n),
         Order::Forward => forward_order(n),
-        Order::File(f) => read_numbers(f, "--order", Prec::F64)?
+        Order::File(f) => read_numbers(f, "--order", PrecisionArg::F64)?
             .into_iter()
             .enumerate()
             .map(|(i, v)| {
@@ -480,7 +480,7 @@ pub fn run(args: Args) -> Result<()> {
     common::check_run_memory(place, host, device, lower)?;
     let plan = Plan::new(&spec(&args)?)?;
     match args.precision {
-        Prec::F32 => run_typed::<f32>(&args, &plan, gpu, rank, chunk),
-        Prec::F64 => run_typed::<f64>(&args, &plan, gpu, rank, chunk),
+        PrecisionArg::F32 => run_typed::<f32>(&args, &plan, gpu, rank, chunk),
+        PrecisionArg::F64 => run_typed::<f64>(&args, &plan, gpu, rank, chunk),
     }
 }

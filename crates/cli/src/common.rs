@@ -23,38 +23,39 @@ pub enum Device {
     Cpu,
 }
 
-/// Floating-point precision of a run.
+/// `--precision`: the floating-point type a run computes in (the command-line value; the
+/// library's element traits are `lockstep::bridge::Precision` and `lockstep::nbody::NbodyFloat`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Precision {
+pub enum PrecisionArg {
     /// IEEE single precision.
     F32,
     /// IEEE double precision.
     F64,
 }
 
-impl Precision {
+impl PrecisionArg {
     /// "f32" or "f64".
     pub fn name(self) -> &'static str {
         match self {
-            Precision::F32 => "f32",
-            Precision::F64 => "f64",
+            PrecisionArg::F32 => "f32",
+            PrecisionArg::F64 => "f64",
         }
     }
 
     /// Bytes per value.
     pub fn bytes(self) -> u64 {
         match self {
-            Precision::F32 => 4,
-            Precision::F64 => 8,
+            PrecisionArg::F32 => 4,
+            PrecisionArg::F64 => 8,
         }
     }
 
     /// The largest finite value.
     pub fn max(self) -> f64 {
         match self {
-            Precision::F32 => f32::MAX as f64,
-            Precision::F64 => f64::MAX,
+            PrecisionArg::F32 => f32::MAX as f64,
+            PrecisionArg::F64 => f64::MAX,
         }
     }
 
@@ -62,8 +63,8 @@ impl Precision {
     /// in a precision, from a flag or from a file.
     pub fn holds(self, v: f64) -> bool {
         match self {
-            Precision::F32 => (v as f32).is_finite(),
-            Precision::F64 => v.is_finite(),
+            PrecisionArg::F32 => (v as f32).is_finite(),
+            PrecisionArg::F64 => v.is_finite(),
         }
     }
 }
@@ -211,7 +212,7 @@ pub fn nonneg(s: &str) -> std::result::Result<f64, String> {
 }
 
 /// Checks that `v` (from `what`) is finite in `precision`; the one rule for flags and files.
-pub fn check_in(precision: Precision, what: &str, v: f64) -> Result<()> {
+pub fn check_in(precision: PrecisionArg, what: &str, v: f64) -> Result<()> {
     if !precision.holds(v) {
         bail!(
             "{what} = {v:e} is not finite in {}; give a value of magnitude below {:e}",
@@ -227,7 +228,7 @@ pub fn check_in(precision: Precision, what: &str, v: f64) -> Result<()> {
 /// The whitespace-separated numbers of `path` (`what` names the file in errors). Each entry must
 /// be a number, finite in `precision` (the same rule as for flags); errors name the file and the
 /// 1-based entry.
-pub fn read_numbers(path: &Path, what: &str, precision: Precision) -> Result<Vec<f64>> {
+pub fn read_numbers(path: &Path, what: &str, precision: PrecisionArg) -> Result<Vec<f64>> {
     let text = std::fs::read_to_string(path).map_err(|e| anyhow!("{what} {}: {e}", path.display()))?;
     let mut out = Vec::new();
     for (i, w) in text.split_whitespace().enumerate() {

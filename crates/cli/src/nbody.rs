@@ -2,7 +2,7 @@
 //! progress, report energy and momentum drift, optionally write the trajectory (`.npy`) and a
 //! plot of the relative energy error.
 
-use crate::common::{self, Device, Precision, Progress};
+use crate::common::{self, Device, PrecisionArg, Progress};
 use crate::plot::{Scale, Series, line_chart};
 use crate::resume::{self, CheckpointArgs};
 use anyhow::{Context, Result, bail};
@@ -73,7 +73,7 @@ pub struct Args {
     eps: f64,
     /// Precision.
     #[arg(long, value_enum, default_value = "f32")]
-    precision: Precision,
+    precision: PrecisionArg,
     /// exact (bit-identical to the CPU) or fast (FMA + rsqrt.approx; GPU only).
     #[arg(long, value_enum, default_value = "exact")]
     mode: ModeArg,
@@ -179,8 +179,8 @@ pub fn run(args: Args) -> Result<()> {
         }
     };
     match prec {
-        Precision::F32 => go::<f32>(&args, sys.convert(), gpu, rank),
-        Precision::F64 => go::<f64>(&args, sys, gpu, rank),
+        PrecisionArg::F32 => go::<f32>(&args, sys.convert(), gpu, rank),
+        PrecisionArg::F64 => go::<f64>(&args, sys, gpu, rank),
     }
 }
 

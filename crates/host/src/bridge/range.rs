@@ -73,7 +73,7 @@ pub fn generate_range_into<T: Precision>(
             Ok(())
         }
         #[cfg(feature = "gpu")]
-        Backend::Gpu(gpu) => super::Bridge::new(gpu)?.generate_range_into(plan, source, first, count, output, out),
+        Backend::Gpu(gpu) => super::gpu::Bridge::new(gpu)?.generate_range_into(plan, source, first, count, output, out),
         #[cfg(not(feature = "gpu"))]
         Backend::Gpu(gpu) => match gpu.never {},
     }
