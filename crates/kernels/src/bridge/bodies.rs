@@ -302,7 +302,7 @@ pub(super) unsafe fn stage_schedule(sched: *const u32, steps: u32, base: u32) {
 /// As [`fused_philox_d1`] with `box_muller_cached` and `box_muller_cache_bytes` in place of
 /// `philox_cached` and `philox_cache_bytes`.
 #[inline(always)]
-pub(super) unsafe fn fused_box_muller_d1<T: SharedIo<Coef = T>, D: DynamicShared>(
+pub(super) unsafe fn fused_box_muller_d1<T: SharedIo<Coef = T> + BoxMullerLanes, D: DynamicShared>(
     coef: *const T,
     idx: *const u32,
     steps: u32,

@@ -38,21 +38,66 @@ fn pick4<T: Copy>(v: [T; 4], row: u32) -> T {
     if row & 2 != 0 { hi } else { lo }
 }
 
+/// The lanes a scheduled Box–Muller generator fills: one path (`f32`, `f64`) or two f32 paths
+/// (`F32x2`: `path`, `path + 1`). `block` gives the four normals of Philox block `b` in
+/// `boxmuller::normal_of_block`'s order (rows `4b, 4b+1` from words 0, 1, rows `4b+2, 4b+3` from
+/// words 2, 3), each lane its own path's.
+pub(super) trait BoxMullerLanes: SharedIo {
+    /// The four normals of block `b` of the path(s) from `path`.
+    fn block(key: [u32; 2], path: u64, b: u32) -> [Self; 4];
+}
+
+/// One path of `T`.
+#[inline(always)]
+fn one_path<T: Real>(key: [u32; 2], path: u64, b: u32) -> [T; 4] {
+    let w = philox4x32_10(counter(b, path), key);
+    let (c0, s0) = T::box_muller(w[0], w[1]);
+    let (c1, s1) = T::box_muller(w[2], w[3]);
+    [c0, s0, c1, s1]
+}
+
+impl BoxMullerLanes for f32 {
+    #[inline(always)]
+    fn block(key: [u32; 2], path: u64, b: u32) -> [f32; 4] {
+        one_path(key, path, b)
+    }
+}
+
+impl BoxMullerLanes for f64 {
+    #[inline(always)]
+    fn block(key: [u32; 2], path: u64, b: u32) -> [f64; 4] {
+        one_path(key, path, b)
+    }
+}
+
+impl BoxMullerLanes for F32x2 {
+    #[inline(always)]
+    fn block(key: [u32; 2], path: u64, b: u32) -> [F32x2; 4] {
+        let a = philox4x32_10(counter(b, path), key);
+        let c = philox4x32_10(counter(b, path + 1), key);
+        let (a0, a1) = f32::box_muller(a[0], a[1]);
+        let (c0, c1) = f32::box_muller(c[0], c[1]);
+        let (a2, a3) = f32::box_muller(a[2], a[3]);
+        let (c2, c3) = f32::box_muller(c[2], c[3]);
+        [F32x2(a0, c0), F32x2(a1, c1), F32x2(a2, c2), F32x2(a3, c3)]
+    }
+}
+
 /// Box–Muller normals by the host's Philox schedule (the one of `ScheduledPhilox`): on a
-/// `COMPUTE` step the row's Philox block is computed and turned into its four normals (two
-/// pairs, `boxmuller::normal_of_block`'s order: rows `4b, 4b+1` from words 0, 1, rows
-/// `4b+2, 4b+3` from words 2, 3), each stored in its slot (`slot_field`, 0 discards); other
-/// steps read their slot. Each pair is computed once per path, the bits those of
-/// `normal_of_block`.
+/// `COMPUTE` step the row's Philox block is computed and turned into its four normals
+/// ([`BoxMullerLanes::block`]), each stored in its slot (`slot_field`, 0 discards); other steps
+/// read their slot. Each pair is computed once per path, the bits those of `normal_of_block`.
+/// For `F32x2` (two paths per thread) the cache holds pairs of normals.
 pub(super) struct ScheduledBoxMuller {
     pub(super) key: [u32; 2],
+    /// The (first) path.
     pub(super) path: u64,
     /// Shared address of the next step's schedule entry.
     pub(super) op: u32,
     pub(super) cache: SharedValues,
 }
 
-impl<T: SharedIo> Normals<T> for ScheduledBoxMuller {
+impl<T: BoxMullerLanes> Normals<T> for ScheduledBoxMuller {
     #[inline(always)]
     fn normal(&mut self, row: u32) -> T {
         // SAFETY: one call per step in step order (`run_d1` with d = 1), so `op` is the entry of
@@ -60,10 +105,7 @@ impl<T: SharedIo> Normals<T> for ScheduledBoxMuller {
         let op = unsafe { ld_shared_u32(self.op) };
         self.op += 4;
         if op & COMPUTE != 0 {
-            let w = philox4x32_10(counter(row / 4, self.path), self.key);
-            let (c0, s0) = T::box_muller(w[0], w[1]);
-            let (c1, s1) = T::box_muller(w[2], w[3]);
-            let n = [c0, s0, c1, s1];
+            let n = T::block(self.key, self.path, row / 4);
             let mut k = 0;
             while k < 4 {
                 <SharedValues as Stack<T>>::set(&mut self.cache, slot_field(op, k as u32), n[k]);
@@ -134,47 +176,9 @@ pub unsafe extern "ptx-kernel" fn normals_bm_philox_f64(rows: u32, seed: u64, fi
     unsafe { normals_bm_philox::<f64>(rows, seed, first, out, paths) }
 }
 
-/// [`ScheduledBoxMuller`] for two f32 paths at once (`path`, `path + 1`: the lanes of an
-/// [`F32x2`]): the same schedule, each `COMPUTE` step two Philox blocks and four pairs, the
-/// cache holding pairs of normals. Two independent chains per thread; the bits of each lane are
-/// its path's.
-pub(super) struct ScheduledBoxMullerPairs {
-    pub(super) key: [u32; 2],
-    pub(super) path: u64,
-    /// Shared address of the next step's schedule entry.
-    pub(super) op: u32,
-    pub(super) cache: SharedValues,
-}
-
-impl Normals<F32x2> for ScheduledBoxMullerPairs {
-    #[inline(always)]
-    fn normal(&mut self, row: u32) -> F32x2 {
-        // SAFETY: as `ScheduledBoxMuller::normal`.
-        let op = unsafe { ld_shared_u32(self.op) };
-        self.op += 4;
-        if op & COMPUTE != 0 {
-            let a = philox4x32_10(counter(row / 4, self.path), self.key);
-            let b = philox4x32_10(counter(row / 4, self.path + 1), self.key);
-            let (a0, a1) = f32::box_muller(a[0], a[1]);
-            let (b0, b1) = f32::box_muller(b[0], b[1]);
-            let (a2, a3) = f32::box_muller(a[2], a[3]);
-            let (b2, b3) = f32::box_muller(b[2], b[3]);
-            let n = [F32x2(a0, b0), F32x2(a1, b1), F32x2(a2, b2), F32x2(a3, b3)];
-            let mut k = 0;
-            while k < 4 {
-                <SharedValues as Stack<F32x2>>::set(&mut self.cache, slot_field(op, k as u32), n[k]);
-                k += 1;
-            }
-            pick4(n, row)
-        } else {
-            <SharedValues as Stack<F32x2>>::get(&self.cache, op)
-        }
-    }
-}
-
 /// The fused Box–Muller bridge, d = 1, two f32 paths per thread: thread `q` takes paths
 /// `first + 2q` and `first + 2q + 1` (lanes of an [`F32x2`], one 8-byte store per row), with the
-/// plan's schedule and a cache of normal pairs ([`ScheduledBoxMullerPairs`]); the body of the
+/// plan's schedule and a cache of normal pairs ([`ScheduledBoxMuller`] on `F32x2`); the body of the
 /// d = 1 kernels otherwise (`buffer_small_io` at d = 1 on the pairs' shape).
 ///
 /// # Safety
@@ -214,7 +218,7 @@ unsafe fn fused_box_muller_d1_pairs(
     let values = base + shape.box_muller_cache_bytes(0) as u32 + t * size;
     let cache = SharedValues { base: values, stride: b * size };
     let path = first as u64 + 2 * index_1d() as u64;
-    let z = ScheduledBoxMullerPairs { key: key(seed), path, op: base, cache };
+    let z = ScheduledBoxMuller { key: key(seed), path, op: base, cache };
     let (out, lanes) = (out as *mut F32x2, paths / 2);
     // The pairs' shape holds the d = 1 fast path (box_muller_pairs), the dynamic array starts
     // with its stack of 8-byte elements and the table as `buffer_small_io` expects (its barrier
