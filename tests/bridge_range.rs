@@ -118,6 +118,21 @@ fn chunks_larger_than_a_rayon_block_equal_one_shot() -> Result<(), TestCaseError
     chunked_equals_one_shot::<f64>(4, 5, 1, 1, 1, 9_000, 4_097, true)
 }
 
+/// On the GPU a destination of the wrong length and an empty page-locked buffer are refused
+/// before any work.
+#[test]
+fn gpu_range_into_refuses_bad_destinations() -> Result<(), TestCaseError> {
+    let plan = Plan::new(&random_spec(2, 6, 1, 0)).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let gpu = gpu_or_skip!();
+    let philox = Source::<f32>::Philox { seed: 3 };
+    let mut short = vec![0.0f32; plan.rows() * 4 - 1];
+    let e = bridge::generate_range_into(Backend::Gpu(gpu), &plan, philox, 7, 4, Output::Paths, &mut short).unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { arg: "out", .. }), "{e}");
+    let empty = lockstep::Pinned::<f32>::new(gpu, 0).unwrap_err();
+    assert!(matches!(empty, Error::InvalidInput { .. }), "{empty}");
+    Ok(())
+}
+
 #[test]
 fn bad_ranges_are_refused() {
     let plan = Plan::new(&random_spec(1, 4, 1, 0)).expect("plan");

@@ -13,11 +13,12 @@ use crate::bridge::PyPlan;
 use crate::run::{Fail, LockstepError, Work, check_alloc, interruptible, to_py};
 use lockstep::bridge::{self, Precision};
 use lockstep::dist::{Place, Rank};
-use lockstep::nbody::{self, Method, NbodyFloat, Params, System};
+use lockstep::nbody::{self, Method, NbodyFloat, Params};
 use lockstep::{Backend, Error, mg};
 use numpy::ndarray::{Array2, Array3};
 use numpy::{
     Element, IntoPyArray, PyArray1, PyArray2, PyArray3, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArrayDyn,
+    PyUntypedArrayMethods,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -244,20 +245,9 @@ fn nbody_typed<'py, T: NbodyFloat + Element>(
         "global" => Method::Global,
         m => return Err(PyValueError::new_err(format!("method: {m:?} is not 'shared' or 'global'"))),
     };
-    let contiguous = |what: &str| PyValueError::new_err(format!("{what}: not C-contiguous"));
-    let (p, v, m) = (
-        pos.as_slice().map_err(|_| contiguous("pos"))?,
-        vel.as_slice().map_err(|_| contiguous("vel"))?,
-        mass.as_slice().map_err(|_| contiguous("mass"))?,
-    );
-    let n = m.len();
-    if p.len() != 3 * n || v.len() != 3 * n {
-        return Err(PyValueError::new_err("pos and vel must be (n, 3) and mass (n,)"));
-    }
+    let n: usize = mass.shape()[0];
     check_alloc("the bodies (n × 8 values, gathered per stage)", n as u128 * 24, size_of::<T>() as u128)?;
-    let mut s = System::from_bodies(
-        (0..n).map(|i| ([p[3 * i], p[3 * i + 1], p[3 * i + 2]], [v[3 * i], v[3 * i + 1], v[3 * i + 2]], m[i])),
-    );
+    let mut s = crate::nbody::system(&pos, &vel, &mass)?;
     let params = Params { g: T::from_f64(g), eps: T::from_f64(eps), dt: T::from_f64(dt) };
     nbody::validate(&params, &s).map_err(to_py)?;
     let s = with_rank(py, "nbody_run", move |rank, _| {

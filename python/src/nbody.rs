@@ -13,7 +13,7 @@ use std::time::Instant;
 type Frames<'py, T> =
     (Bound<'py, PyArray3<T>>, Bound<'py, PyArray3<T>>, Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<u64>>);
 
-fn system<T: NbodyFloat + Element>(
+pub(crate) fn system<T: NbodyFloat + Element>(
     pos: &PyReadonlyArray2<'_, T>,
     vel: &PyReadonlyArray2<'_, T>,
     mass: &PyReadonlyArray1<'_, T>,

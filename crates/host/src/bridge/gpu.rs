@@ -409,23 +409,25 @@ impl<'g> Bridge<'g> {
     pub fn launched<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize, variant: Variant) -> Variant {
         let shape = plan.shape(paths, self.block);
         match Self::kernel_for(&shape, variant) {
-            Variant::PhiloxBoxMullerD1 if Self::box_muller_pairs(&shape, plan, T::pick(self)) => {
+            Variant::PhiloxBoxMullerD1 if Self::box_muller_pairs(&shape, plan, T::pick(self)).is_some() => {
                 Variant::PhiloxBoxMullerD1Pairs
             }
             v => v,
         }
     }
 
-    /// Whether a fused Box–Muller d = 1 generation of `shape` takes two paths per thread: the
-    /// precision has the pairs kernel (f32) and `LaunchShape::box_muller_pairs` holds for the
-    /// plan's schedule.
-    pub(super) fn box_muller_pairs<T: Precision>(
+    /// The pairs kernel and the plan's schedule `(sched, slots)` when a fused Box–Muller d = 1
+    /// generation of `shape` takes two paths per thread: the precision has the pairs kernel
+    /// (f32) and `LaunchShape::box_muller_pairs` holds for the plan's schedule.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn box_muller_pairs<'a, 'k, T: Precision>(
         shape: &LaunchShape,
         plan: &DevicePlan<T>,
-        k: &Kernels<'_, T>,
-    ) -> bool {
-        k.philox_bm_d1_pairs.is_some()
-            && plan.philox_schedule().is_some_and(|(_, c)| shape.box_muller_pairs(c as usize))
+        k: &'a Kernels<'k, T>,
+    ) -> Option<(&'a Kernel<'k, PhiloxD1Args<T>>, DevPtr<u32>, u32)> {
+        let pairs = k.philox_bm_d1_pairs.as_ref()?;
+        let (sched, slots) = plan.philox_schedule()?;
+        shape.box_muller_pairs(slots as usize).then_some((pairs, sched, slots))
     }
 
     /// The kernel a launch of `shape` from `variant` takes: the one rule the launchers follow
@@ -551,24 +553,7 @@ impl<'g> Bridge<'g> {
         output: Output,
         host: &mut [T],
     ) -> Result<()> {
-        let len = check_range(plan, &source, first, count)?;
-        crate::launch::expect_len("host", host.len(), len)?;
-        if len == 0 {
-            return Ok(());
-        }
-        let dp = self.upload::<T>(plan)?;
-        let mut out = self.alloc::<T>(len)?;
-        let mut scratch = self.alloc_scratch(&dp, count)?;
-        let zbuf;
-        let src = match generated(source) {
-            Ok(generator) => generator,
-            Err(z) => {
-                zbuf = upload(z)?;
-                DeviceSource::Buffer(&*zbuf)
-            }
-        };
-        self.generate_range_on_device(&dp, src, first, count, output, scratch.as_deref_mut(), &mut out)?;
-        self.finish(&out, host)
+        self.range_into(plan, source, first, count, output, host, true)
     }
 
     /// The unfused pipeline: the normals kernel writes Z, then the bridge reads it. Same bits
@@ -596,13 +581,16 @@ impl<'g> Bridge<'g> {
         output: Output,
     ) -> Result<Vec<T>> {
         let mut host = vec![T::default(); check_range(plan, &source, first, count)?];
-        self.generate_range_unfused_into(plan, source, first, count, output, &mut host)?;
+        self.range_into(plan, source, first, count, output, &mut host, false)?;
         Ok(host)
     }
 
-    /// [`Bridge::generate_range_unfused`] into `host` (`rows·count` elements, else
-    /// [`crate::Error::LengthMismatch`]).
-    pub fn generate_range_unfused_into<T: Precision>(
+    /// The one body of the host conveniences: checks the range and `host`'s length, uploads
+    /// the plan, generates on the device — a generator fused, or with `fused` false through the
+    /// normals kernel and the buffer bridge (a buffer source is uploaded either way) — and copies
+    /// the result into `host`.
+    #[allow(clippy::too_many_arguments)] // generate_range_into's values and the pipeline
+    fn range_into<T: Precision>(
         &self,
         plan: &Plan,
         source: Source<'_, T>,
@@ -610,21 +598,31 @@ impl<'g> Bridge<'g> {
         count: usize,
         output: Output,
         host: &mut [T],
+        fused: bool,
     ) -> Result<()> {
         let len = check_range(plan, &source, first, count)?;
         crate::launch::expect_len("host", host.len(), len)?;
         if len == 0 {
             return Ok(());
         }
-        let Ok(gen_src) = generated(source) else {
-            return self.generate_range_into(plan, source, first, count, output, host);
-        };
         let dp = self.upload::<T>(plan)?;
-        let mut z = self.alloc::<T>(len)?;
-        self.normals_range_on_device(&dp, gen_src, first, count, &mut z)?;
+        let zbuf;
+        let src = match generated(source) {
+            Ok(generator) if fused => generator,
+            Ok(generator) => {
+                let mut z = self.alloc::<T>(len)?;
+                self.normals_range_on_device(&dp, generator, first, count, &mut z)?;
+                zbuf = z;
+                DeviceSource::Buffer(&*zbuf)
+            }
+            Err(z) => {
+                zbuf = upload(z)?;
+                DeviceSource::Buffer(&*zbuf)
+            }
+        };
         let mut out = self.alloc::<T>(len)?;
         let mut scratch = self.alloc_scratch(&dp, count)?;
-        self.generate_on_device(&dp, DeviceSource::Buffer(&z), count, output, scratch.as_deref_mut(), &mut out)?;
+        self.generate_range_on_device(&dp, src, first, count, output, scratch.as_deref_mut(), &mut out)?;
         self.finish(&out, host)
     }
 

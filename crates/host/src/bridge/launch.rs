@@ -6,12 +6,13 @@
 //! per kernel shape). [`Bridge::normals_range_on_device`] does the same with a `NormalsLaunch`.
 
 use super::gpu::{
-    Bridge, BufferArgs, DevPtr, DevicePlan, DeviceSource, DimsArgs, Kernels, NormalsPhiloxArgs, NormalsSobolArgs,
-    PhiloxArgs, PhiloxD1Args, SobolArgs, SobolD1Args, Strategy, Variant,
+    Bridge, BufferArgs, DevPtr, DevicePlan, DeviceSource, DimsArgs, NormalsPhiloxArgs, NormalsSobolArgs, PhiloxArgs,
+    PhiloxD1Args, SobolArgs, SobolD1Args, Strategy, Variant,
 };
 use super::plan::Precision;
 use super::problem::{Output, SOBOL_MAX_DIMS, check_indices};
 use crate::error::{Error, Result};
+use crate::kernel::Kernel;
 use crate::launch::{Grid1d, expect_len, len_u32};
 use cust::memory::DeviceSlice;
 use lockstep_shared::bridge::LaunchShape;
@@ -308,8 +309,9 @@ impl<'g> Bridge<'g> {
         let k = T::pick(self);
         // Pairs store 8 bytes per row: `out` must be 8-byte aligned (a sub-slice may not be).
         let aligned = l.out.as_raw().is_multiple_of(8);
-        if box_muller && aligned && l.shape.fused_fast_d1() && Self::box_muller_pairs(&l.shape, plan, k) {
-            return self.launch_box_muller_pairs(plan, l, seed, k);
+        if let (true, Some((pairs, sched, slots))) = (box_muller && aligned, Self::box_muller_pairs(&l.shape, plan, k))
+        {
+            return self.launch_box_muller_pairs(l, seed, pairs, sched, slots);
         }
         let (general, d1) = if box_muller { (&k.philox_bm, &k.philox_bm_d1) } else { (&k.philox, &k.philox_d1) };
         let shared_bytes = shared_u32(l.shape.fused_shared_bytes(false))?;
@@ -333,24 +335,22 @@ impl<'g> Bridge<'g> {
     }
 
     /// Box–Muller normals, d = 1, two f32 paths per thread: `bridge_philox_bm_d1_pairs_f32`, with
-    /// the plan's schedule and its cache of normal pairs, one thread per pair of paths. The
-    /// caller checked `box_muller_pairs` (the kernel exists for `T`, the path count is even, the
-    /// pairs' shape fits) and that `out` is 8-byte aligned.
+    /// the plan's schedule `sched` (`slots` cache slots) and its cache of normal pairs, one thread
+    /// per pair of paths. The caller took `pairs`, `sched` and `slots` from `box_muller_pairs`
+    /// (the kernel exists for `T`, the path count is even, the pairs' shape fits) and checked
+    /// that `out` is 8-byte aligned.
     fn launch_box_muller_pairs<T: Precision>(
         &self,
-        plan: &DevicePlan<T>,
         l: &Launch<T>,
         seed: u64,
-        k: &Kernels<'_, T>,
+        pairs: &Kernel<'_, PhiloxD1Args<T>>,
+        sched: DevPtr<u32>,
+        slots: u32,
     ) -> Result<()> {
-        let (Some(pairs), Some((sched, slots))) = (&k.philox_bm_d1_pairs, plan.philox_schedule()) else {
-            return Err(Error::InvalidInput { what: "variant", why: "no pairs kernel or schedule".into() });
-        };
         let shape = l.shape.box_muller_pairs_shape();
-        let bytes = shape.fused_shared_bytes(false).saturating_add(shape.box_muller_cache_bytes(slots as usize));
-        let cache = PhiloxCache { sched, slots, bytes: 0 };
+        let cache = PhiloxCache { sched, slots, bytes: shared_u32(shape.box_muller_cache_bytes(slots as usize))? };
         let grid = Grid1d::for_len(shape.paths as u64, self.block_size())?;
-        let shared_bytes = shared_u32(bytes)?;
+        let shared_bytes = shared_u32(shape.fused_shared_bytes(false))?.saturating_add(cache.bytes);
         // The kernel: `bridge_philox_bm_d1_pairs_f32(coef, idx, steps, dims, slots, chol, start,
         // increments, seed, first, sched, cache_slots, out, paths)`, the parameter list of
         // `bridge_philox_bm_d1_*`: thread q takes paths first + 2q and first + 2q + 1.

@@ -5,8 +5,7 @@
 //! path count.
 //!
 //! On the GPU a range is the fused kernels' generation from the range's start (Philox counters
-//! of paths `first + p`, Sobol points `offset + first + p`); Box–Muller normals, which have no
-//! fused kernel, come from the normals kernel's range (`Bridge::generate_range_unfused`).
+//! of paths `first + p`, Sobol points `offset + first + p`; `Bridge::generate_range_into`).
 //!
 //! This file picks the backend of a range ([`generate_range`], [`generate_range_into`]); the
 //! checks of a range ([`check_range`]) are the problem's (`problem.rs`).
@@ -41,9 +40,10 @@ pub fn generate_range<T: Precision>(
                 .map(Option::unwrap_or_default)
         }
         #[cfg(feature = "gpu")]
-        Backend::Gpu(_) => {
-            let mut host = vec![T::default(); check_range(plan, &source, first, count)?];
-            generate_range_into(backend, plan, source, first, count, output, &mut host)?;
+        Backend::Gpu(gpu) => {
+            // check_range: rows·count does not overflow.
+            let mut host = vec![T::default(); plan.rows() * count];
+            super::gpu::Bridge::new(gpu)?.generate_range_into(plan, source, first, count, output, &mut host)?;
             Ok(host)
         }
         #[cfg(not(feature = "gpu"))]

@@ -187,10 +187,8 @@ pub unsafe extern "ptx-kernel" fn normals_bm_philox_f64(rows: u32, seed: u64, fi
 /// `steps` entries using `cache_slots` slots; the grid has `paths / 2` threads or more; the
 /// launch has `fused_base_bytes + box_muller_cache_bytes(cache_slots)` bytes of dynamic shared
 /// memory, both of `LaunchShape::box_muller_pairs_shape`.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn fused_box_muller_d1_pairs(
-    dynamic: *mut u8,
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn bridge_philox_bm_d1_pairs_f32(
     coef: *const f32,
     idx: *const u32,
     steps: u32,
@@ -206,6 +204,7 @@ unsafe fn fused_box_muller_d1_pairs(
     out: *mut f32,
     paths: u32,
 ) {
+    let dynamic = dynamic_shared!(BRIDGE_D1_BM_PAIRS_F32);
     let full = launch_shape::<f32>(steps, dims, slots, paths);
     if !full.box_muller_pairs(cache_slots as usize) {
         return; // uniform: the launcher never starts this kernel then
@@ -237,50 +236,6 @@ unsafe fn fused_box_muller_d1_pairs(
             increments,
             lanes,
             move |q| (z, BufferSink32 { out, paths: lanes, p: q }),
-        )
-    }
-}
-
-/// [`fused_box_muller_d1_pairs`].
-///
-/// # Safety
-/// As [`fused_box_muller_d1_pairs`].
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn bridge_philox_bm_d1_pairs_f32(
-    coef: *const f32,
-    idx: *const u32,
-    steps: u32,
-    dims: u32,
-    slots: u32,
-    chol: *const f32,
-    start: *const f32,
-    increments: u32,
-    seed: u64,
-    first: u32,
-    sched: *const u32,
-    cache_slots: u32,
-    out: *mut f32,
-    paths: u32,
-) {
-    let dynamic = dynamic_shared!(BRIDGE_D1_BM_PAIRS_F32);
-    // SAFETY: this kernel's contract is the body's.
-    unsafe {
-        fused_box_muller_d1_pairs(
-            dynamic,
-            coef,
-            idx,
-            steps,
-            dims,
-            slots,
-            chol,
-            start,
-            increments,
-            seed,
-            first,
-            sched,
-            cache_slots,
-            out,
-            paths,
         )
     }
 }
