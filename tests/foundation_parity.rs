@@ -3,7 +3,7 @@
 //! subnormal and signed-zero payloads.
 
 use lockstep::foundation as cpu;
-use lockstep::foundation::{Clusters, Foundation};
+use lockstep::foundation::{Hopper, Foundation};
 use lockstep::{Backend, CopyDestination, DeviceBuffer, Error, Gpu};
 use lockstep_parity::{assert_bits_eq, config, data, gpu_or_skip};
 use proptest::prelude::*;
@@ -108,7 +108,7 @@ proptest! {
     fn cluster_probe_gpu_equals_cpu_where_its_image_is_loaded(blocks in prop_oneof![0u32..70, 1u32..(1 << 20)]) {
         let want = cpu::cluster_probe_cpu(blocks);
         let gpu = gpu_or_skip!();
-        match Clusters::new(gpu) {
+        match Hopper::new(gpu) {
             Ok(c) => {
                 prop_assert_eq!(gpu.loaded().what.as_str(), "sm_90 cubin");
                 prop_assert_eq!(c.probe(blocks)?, want);
@@ -125,7 +125,7 @@ proptest! {
         // the portable PTX never holds it, whatever the device
         let ptx_gpu = Gpu::with_ptx(gpu.ordinal(), lockstep::ptx::module())?;
         prop_assert!(!ptx_gpu.has_kernel("cluster_probe"));
-        let refused = matches!(Clusters::new(&ptx_gpu), Err(Error::KernelNotLoaded { .. }));
+        let refused = matches!(Hopper::new(&ptx_gpu), Err(Error::KernelNotLoaded { .. }));
         prop_assert!(refused, "the PTX must refuse cluster_probe");
     }
 }

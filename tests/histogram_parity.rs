@@ -41,7 +41,7 @@ fn launcher(gpu: &'static lockstep::Gpu, grid: Option<u32>) -> Result<Histograms
     })
 }
 
-fn counts_case<T: lockstep::histogram::CountCounter + lockstep_parity::Bits>(
+fn counts_case<T: lockstep::histogram::Counter + lockstep_parity::Bits>(
     method: Method,
     k: u64,
     n: usize,

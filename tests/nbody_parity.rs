@@ -175,7 +175,7 @@ fn nbody_global_and_shared_agree_with_cpu_on_larger_systems() -> Result<(), Test
     Ok(())
 }
 
-fn matrices<T: lockstep::matmul::MatElem>(n: usize, seed: u64, model: bool, wide: bool) -> (Vec<T>, Vec<T>) {
+fn matrices<T: lockstep::matmul::MatmulInt>(n: usize, seed: u64, model: bool, wide: bool) -> (Vec<T>, Vec<T>) {
     if model {
         return (mcpu::model_matrix(n), mcpu::model_matrix(n));
     }
@@ -187,7 +187,7 @@ fn matrices<T: lockstep::matmul::MatElem>(n: usize, seed: u64, model: bool, wide
     ((0..n * n).map(&mut draw).collect(), (0..n * n).map(&mut draw).collect())
 }
 
-fn matmul_case<T: lockstep::matmul::MatElem + Into<i64>>(
+fn matmul_case<T: lockstep::matmul::MatmulInt + Into<i64>>(
     kernel: MatKernel,
     n: usize,
     seed: u64,

@@ -1,13 +1,13 @@
 //! `lockstep.matmul`: the wrapping integer matrix product and its model matrix.
 
 use crate::run::{Device, check_alloc, single_pass, to_py};
-use lockstep::matmul::{self, MatElem};
+use lockstep::matmul::{self, MatmulInt};
 use numpy::ndarray::Array2;
 use numpy::{Element, IntoPyArray, PyArray2, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-fn multiply_typed<'py, T: MatElem + Element>(
+fn multiply_typed<'py, T: MatmulInt + Element>(
     py: Python<'py>,
     a: PyReadonlyArray2<'py, T>,
     b: PyReadonlyArray2<'py, T>,
@@ -44,7 +44,7 @@ fn matmul_multiply_i64<'py>(
     multiply_typed(py, a, b, device)
 }
 
-fn model_typed<T: MatElem + Element>(py: Python<'_>, n: usize) -> PyResult<Bound<'_, PyArray2<T>>> {
+fn model_typed<T: MatmulInt + Element>(py: Python<'_>, n: usize) -> PyResult<Bound<'_, PyArray2<T>>> {
     if n == 0 || n > matmul::MAX_N {
         return Err(to_py(lockstep::Error::TooLarge { what: "matrix size N", value: n as u64, max: matmul::MAX_N as u64 }));
     }

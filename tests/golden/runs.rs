@@ -240,7 +240,7 @@ fn nbody_bytes<T: NbodyFloat + Le>(b: Backend<'_>) -> Result<Vec<u8>> {
     Ok([le(&s.pos), le(&s.vel)].concat())
 }
 
-fn matmul_bytes<T: matmul::MatElem + Le>(b: Backend<'_>, cast: fn(u64) -> T) -> Result<Vec<u8>> {
+fn matmul_bytes<T: matmul::MatmulInt + Le>(b: Backend<'_>, cast: fn(u64) -> T) -> Result<Vec<u8>> {
     let n = 33;
     let mut g = Inputs::new(31);
     let a: Vec<T> = (0..n * n).map(|_| cast(g.bits())).collect();

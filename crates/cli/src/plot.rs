@@ -45,6 +45,17 @@ fn range(values: impl Iterator<Item = f64>, log: bool) -> Option<(f64, f64)> {
     })
 }
 
+/// The legend box of a chart, upper left.
+fn legend<'a, CT: CoordTranslate>(chart: &mut ChartContext<'a, BitMapBackend<'a>, CT>, path: &Path) -> Result<()> {
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()
+        .map_err(|e| anyhow!("plotting {}: {e}", path.display()))
+}
+
 /// Draws `series` as lines with markers into a 1000×600 PNG at `path`.
 pub fn line_chart(
     path: &Path,
@@ -88,13 +99,7 @@ pub fn line_chart(
                     .map_err(|e| anyhow!("plotting {}: {e}", path.display()))?;
             }
             if clean.len() > 1 {
-                chart
-                    .configure_series_labels()
-                    .background_style(WHITE.mix(0.85))
-                    .border_style(BLACK)
-                    .position(SeriesLabelPosition::UpperLeft)
-                    .draw()
-                    .map_err(|e| anyhow!("plotting {}: {e}", path.display()))?;
+                legend(&mut chart, path)?;
             }
         }};
     }
@@ -171,13 +176,7 @@ pub fn fan_chart(
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], red.stroke_width(3)));
         }
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()
-        .map_err(|e| err(&e))?;
+    legend(&mut chart, path)?;
     root.present().map_err(|e| err(&e))?;
     Ok(())
 }

@@ -5,7 +5,10 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+mod common;
+use common::Ended;
 
 const EXE: &str = env!("CARGO_BIN_EXE_lockstep");
 
@@ -27,51 +30,18 @@ struct Case {
     files: Vec<PathBuf>,
 }
 
-struct Ended {
-    code: i32,
-    stdout: String,
-    stderr: String,
-    secs: f64,
-}
-
 fn run(case: &Case) -> Result<Ended, String> {
     let mut cmd = Command::new(EXE);
     cmd.args(&case.args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     if let Some((k, v)) = &case.env {
         cmd.env(k, v);
     }
-    let t = Instant::now();
-    let mut child = cmd.spawn().map_err(|e| format!("spawning {EXE}: {e}"))?;
-    // Read the pipes on threads so a chatty child never blocks.
-    let mut out = child.stdout.take().ok_or("no stdout")?;
-    let mut err = child.stderr.take().ok_or("no stderr")?;
-    let ro = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut out, &mut s);
-        s
-    });
-    let re = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut err, &mut s);
-        s
-    });
-    let status = loop {
-        if let Some(st) = child.try_wait().map_err(|e| e.to_string())? {
-            break st;
-        }
-        if t.elapsed() > Duration::from_secs(120) {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err("HANG: still running after 120 s (killed)".into());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let stdout = ro.join().unwrap_or_default();
-    let stderr = re.join().unwrap_or_default();
-    let Some(code) = status.code() else {
-        return Err(format!("ABORT: ended by a signal ({status:?}); stderr: {stderr}"));
-    };
-    Ok(Ended { code, stdout, stderr, secs: t.elapsed().as_secs_f64() })
+    let child = cmd.spawn().map_err(|e| format!("spawning {EXE}: {e}"))?;
+    let ended = common::finish(child, Duration::from_secs(120))?;
+    if ended.code.is_none() {
+        return Err(format!("ABORT: ended by a signal; stderr: {}", ended.stderr));
+    }
+    Ok(ended)
 }
 
 /// A word of printed output that is a non-finite number.
@@ -113,7 +83,7 @@ fn check(case: &Case) -> Result<String, String> {
     }
     match case.want {
         Want::Refused(needles) => {
-            if e.code == 0 {
+            if e.code == Some(0) {
                 return Err(format!("exit 0, expected a refusal; stdout: {}", e.stdout));
             }
             let lines: Vec<&str> = e.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -129,11 +99,11 @@ fn check(case: &Case) -> Result<String, String> {
             if e.secs > 30.0 {
                 return Err(format!("refused only after {:.1} s: {}", e.secs, lines[0]));
             }
-            Ok(format!("exit {}, one-line error", e.code))
+            Ok(format!("exit {:?}, one-line error", e.code))
         }
         Want::Runs => {
-            if e.code != 0 {
-                return Err(format!("exit {}: {}", e.code, e.stderr));
+            if e.code != Some(0) {
+                return Err(format!("exit {:?}: {}", e.code, e.stderr));
             }
             if let Some(w) = non_finite_word(&e.stdout) {
                 return Err(format!("exit 0 with non-finite output `{w}`: {}", e.stdout));

@@ -7,16 +7,12 @@
 //! `.npy` bytes) of the one-process run.
 
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+mod common;
+use common::Ended;
 
 const EXE: &str = env!("CARGO_BIN_EXE_lockstep");
-
-struct Ended {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    secs: f64,
-}
 
 fn start(args: &[&str]) -> Child {
     Command::new(EXE)
@@ -31,33 +27,8 @@ fn start(args: &[&str]) -> Child {
 }
 
 /// Waits for `child` at most `limit` (then kills it and fails the test).
-fn finish(mut child: Child, limit: Duration) -> Ended {
-    let t = Instant::now();
-    let mut out = child.stdout.take().expect("stdout");
-    let mut err = child.stderr.take().expect("stderr");
-    let ro = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut out, &mut s);
-        s
-    });
-    let re = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut err, &mut s);
-        s
-    });
-    let status = loop {
-        if let Some(st) = child.try_wait().expect("try_wait") {
-            break st;
-        }
-        if t.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("HANG: still running after {limit:?} (killed); stderr so far unknown");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let secs = t.elapsed().as_secs_f64();
-    Ended { code: status.code(), stdout: ro.join().unwrap_or_default(), stderr: re.join().unwrap_or_default(), secs }
+fn finish(child: Child, limit: Duration) -> Ended {
+    common::finish(child, limit).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn run(args: &[&str]) -> Ended {

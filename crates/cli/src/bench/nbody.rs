@@ -4,7 +4,7 @@
 
 use lockstep::matmul as mcpu;
 use lockstep::matmul::MODEL_MAX_N_I32;
-use lockstep::matmul::{MatElem, MatKernel, Matmul};
+use lockstep::matmul::{MatmulInt, MatKernel, Matmul};
 use lockstep::nbody::{self as cpu, init};
 use lockstep::nbody::{DeviceSystem, Method, Mode, Nbody, NbodyFloat, Params, System};
 use lockstep::timing::time_gpu;
@@ -322,7 +322,7 @@ fn grid(ns: &[usize], steps: &[u64], budget: f64, kernels: &[Method], record: Op
     Ok(())
 }
 
-fn matmul_n<T: MatElem>(
+fn matmul_n<T: MatmulInt>(
     gpu: &Gpu,
     m: &Matmul<'_>,
     n: usize,

@@ -177,12 +177,7 @@ impl Communicator for CpuComm {
     }
 
     fn broadcast_bytes(&self, root: usize, buf: &mut [u8]) -> Result<()> {
-        if root >= self.shared.size {
-            return Err(Error::InvalidInput {
-                what: "broadcast root",
-                why: format!("rank {root} of {}", self.shared.size),
-            });
-        }
+        super::check_root(root, self.shared.size)?;
         let data = if self.rank == root { buf.to_vec() } else { Vec::new() };
         let out = self.collective(Post { op: Op::Broadcast, root, len: buf.len(), data })?;
         buf.copy_from_slice(&out);

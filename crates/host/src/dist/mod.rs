@@ -98,6 +98,14 @@ impl Plain for i32 {}
 impl Plain for f32 {}
 impl Plain for f64 {}
 
+/// A broadcast's root is one of the group's `size` ranks.
+pub(crate) fn check_root(root: usize, size: usize) -> Result<()> {
+    if root >= size {
+        return Err(crate::Error::InvalidInput { what: "broadcast root", why: format!("rank {root} of {size}") });
+    }
+    Ok(())
+}
+
 fn bytes_of<T: Plain>(v: &[T]) -> &[u8] {
     // SAFETY: `Plain` types have no padding; any initialised T is valid bytes.
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
@@ -153,10 +161,7 @@ impl Communicator for Alone {
         Ok(())
     }
     fn broadcast_bytes(&self, root: usize, _: &mut [u8]) -> Result<()> {
-        if root != 0 {
-            return Err(crate::Error::InvalidInput { what: "broadcast root", why: format!("{root} of 1 rank") });
-        }
-        Ok(())
+        check_root(root, 1)
     }
     fn barrier(&self) -> Result<()> {
         Ok(())

@@ -665,12 +665,7 @@ impl Communicator for StoreComm {
     }
 
     fn broadcast_bytes(&self, root: usize, buf: &mut [u8]) -> Result<()> {
-        if root >= self.shared.size {
-            return Err(Error::InvalidInput {
-                what: "broadcast root",
-                why: format!("rank {root} of {}", self.shared.size),
-            });
-        }
+        super::check_root(root, self.shared.size)?;
         self.check_size("broadcast length (bytes)", buf.len())?;
         let data = if self.shared.rank == root { buf.to_vec() } else { Vec::new() };
         let out = self.collective(Post { op: Op::Broadcast, root, len: buf.len(), data })?;

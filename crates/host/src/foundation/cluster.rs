@@ -9,16 +9,16 @@ use crate::launch::Dims;
 use cust::memory::DevicePointer;
 
 /// The architecture-specific kernels of the sm_90 image, loaded and ready.
-pub struct Clusters<'g> {
+pub struct Hopper<'g> {
     gpu: &'g Gpu,
     probe: Kernel<'g, (u32, DevicePointer<u32>)>,
 }
 
-impl<'g> Clusters<'g> {
+impl<'g> Hopper<'g> {
     /// Looks up the sm_90 kernels: [`Error::KernelNotLoaded`](crate::Error::KernelNotLoaded)
     /// where `gpu` loaded another image (not a Hopper GPU, or `LOCKSTEP_MODULE=ptx`).
     pub fn new(gpu: &'g Gpu) -> Result<Self> {
-        Ok(Clusters { gpu, probe: gpu.kernel("cluster_probe")? })
+        Ok(Hopper { gpu, probe: gpu.kernel("cluster_probe")? })
     }
 
     /// `cluster_probe` on `blocks` blocks of 32 threads, launched without a cluster dimension:

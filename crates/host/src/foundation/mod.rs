@@ -10,7 +10,7 @@ mod gpu;
 mod probe;
 
 #[cfg(feature = "gpu")]
-pub use cluster::Clusters;
+pub use cluster::Hopper;
 pub use cpu::{
     axpy_par, axpy_seq, block_sums_par, block_sums_seq, cluster_probe_cpu, count_exceeding_par, count_exceeding_seq,
     exp_sin_log_par, exp_sin_log_seq, warp_sums_par, warp_sums_seq,
@@ -123,7 +123,7 @@ pub fn cluster_probe(backend: Backend<'_>, blocks: u32) -> Result<Vec<[u32; 3]>>
     match backend {
         Backend::CpuSeq | Backend::Cpu => check_probe_blocks(blocks).map(|()| cluster_probe_cpu(blocks)),
         #[cfg(feature = "gpu")]
-        Backend::Gpu(gpu) => Clusters::new(gpu)?.probe(blocks),
+        Backend::Gpu(gpu) => Hopper::new(gpu)?.probe(blocks),
         #[cfg(not(feature = "gpu"))]
         Backend::Gpu(gpu) => match gpu.never {},
     }

@@ -2,7 +2,7 @@
 //! counters, or privatised in shared memory), f64 and fixed-point weighted histograms.
 
 use super::problem::{Histogram, bins_with_frac_bits, check_fixed_range, check_weights, fixed_to_f64};
-use super::{CountCounter, CountKernels};
+use super::{Counter, CountKernels};
 pub use crate::aggregation::Method;
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, download, upload, zero_async, zeroed};
@@ -149,7 +149,7 @@ impl<'g> Histograms<'g> {
     }
 
     /// Zeroes `counts` and `dropped`, then enqueues the count histogram of `x` by `method`.
-    pub fn histogram_counts_on_device<T: CountCounter>(
+    pub fn histogram_counts_on_device<T: Counter>(
         &self,
         method: Method,
         bins: &Bins,
@@ -266,7 +266,7 @@ impl<'g> Histograms<'g> {
     }
 
     /// Count histogram of `x` with `T` (`u32`/`u64`) counters.
-    pub fn histogram_counts<T: CountCounter>(&self, method: Method, bins: &Bins, x: &[f64]) -> Result<Histogram<T>> {
+    pub fn histogram_counts<T: Counter>(&self, method: Method, bins: &Bins, x: &[f64]) -> Result<Histogram<T>> {
         check_method(method, CounterKind::Count, bins.k)?;
         let dx = upload(x)?;
         let mut counts = zeroed::<T>(bins.k as usize)?;

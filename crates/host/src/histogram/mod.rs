@@ -17,7 +17,7 @@ pub use problem::{Histogram, bins, bins_with_frac_bits, check_fixed_range, check
 
 use crate::{Backend, Result};
 
-/// The count histograms' kernels as a family: a [`CountCounter`]'s `Element<CountKernels>` picks
+/// The count histograms' kernels as a family: a [`Counter`]'s `Element<CountKernels>` picks
 /// its own.
 #[cfg(feature = "gpu")]
 pub(crate) enum CountKernels {}
@@ -25,7 +25,7 @@ pub(crate) enum CountKernels {}
 /// Counter types of the count histograms (`u32`, `u64`).
 #[cfg(feature = "gpu")]
 #[allow(private_bounds)] // sealed: `Element` picks the kernels of each type
-pub trait CountCounter:
+pub trait Counter:
     cust::memory::DeviceCopy
     + Default
     + Clone
@@ -36,9 +36,9 @@ pub trait CountCounter:
 }
 
 #[cfg(feature = "gpu")]
-impl CountCounter for u32 {}
+impl Counter for u32 {}
 #[cfg(feature = "gpu")]
-impl CountCounter for u64 {}
+impl Counter for u64 {}
 
 /// Counts of `x` in `bins` on `backend` (the GPU's `match.any` aggregated atomics, u64 counters).
 pub fn counts(backend: Backend<'_>, bins: &Bins, x: &[f64]) -> Result<Histogram<u64>> {

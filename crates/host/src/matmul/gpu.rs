@@ -71,7 +71,7 @@ impl<'g> Matmul<'g> {
     }
 
     /// Enqueues `C = A·B` on device buffers of `n²` elements each.
-    pub fn multiply_on_device<T: super::MatElem>(
+    pub fn multiply_on_device<T: super::MatmulInt>(
         &self,
         kernel: MatKernel,
         n: usize,
@@ -95,7 +95,7 @@ impl<'g> Matmul<'g> {
     }
 
     /// `C = A·B` for host matrices of `n²` elements (row-major); checks device memory first.
-    pub fn multiply<T: super::MatElem>(&self, kernel: MatKernel, n: usize, a: &[T], b: &[T]) -> Result<Vec<T>> {
+    pub fn multiply<T: super::MatmulInt>(&self, kernel: MatKernel, n: usize, a: &[T], b: &[T]) -> Result<Vec<T>> {
         dims(kernel, n)?;
         let (free, _) = self.gpu.memory_info()?;
         let need = 3 * (n as u64 * n as u64) * std::mem::size_of::<T>() as u64;

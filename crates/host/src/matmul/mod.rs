@@ -14,21 +14,21 @@ use crate::backend::Element;
 use crate::launch::expect_len;
 use crate::{Backend, Error, Result};
 
-/// The matrix-product kernels as a family: a [`MatElem`]'s `Element<MatmulKernels>` picks its own.
+/// The matrix-product kernels as a family: a [`MatmulInt`]'s `Element<MatmulKernels>` picks its own.
 pub(crate) enum MatmulKernels {}
 
 /// Element types with matrix-product kernels (`i32`, `i64`).
 #[allow(private_bounds)] // sealed: `Element` picks the GPU kernels of each type
-pub trait MatElem: MatInt + crate::DeviceValue + Element<MatmulKernels> + Send + Sync + 'static {
+pub trait MatmulInt: MatInt + crate::DeviceValue + Element<MatmulKernels> + Send + Sync + 'static {
     /// `"i32"` or `"i64"`.
     const NAME: &'static str;
 }
 
-impl MatElem for i32 {
+impl MatmulInt for i32 {
     const NAME: &'static str = "i32";
 }
 
-impl MatElem for i64 {
+impl MatmulInt for i64 {
     const NAME: &'static str = "i64";
 }
 
@@ -48,7 +48,7 @@ pub(crate) fn check_order(n: usize) -> Result<()> {
 
 /// `C = A·B` on `backend` (the GPU's shared-memory kernel with 16 × 16 tiles). Errors: `n = 0`
 /// or above [`MAX_N`], `a` or `b` not `n²` long.
-pub fn multiply<T: MatElem>(backend: Backend<'_>, n: usize, a: &[T], b: &[T]) -> Result<Vec<T>> {
+pub fn multiply<T: MatmulInt>(backend: Backend<'_>, n: usize, a: &[T], b: &[T]) -> Result<Vec<T>> {
     check_order(n)?;
     expect_len("a", a.len(), n * n)?;
     expect_len("b", b.len(), n * n)?;
