@@ -56,6 +56,9 @@ fn methods_that_do_not_apply_are_refused() {
         check_method(Method::Private, CounterKind::F64 { unit: true }, 6145),
         Err(Error::InvalidInput { what: "histogram method", .. })
     ));
+    let e = check_method(Method::Wide, CounterKind::F64 { unit: true }, 10).unwrap_err().to_string();
+    assert!(e.contains("u32 and u64 counts only"), "{e}");
+    assert!(check_method(Method::Wide, CounterKind::Count, 100_000).is_ok());
     assert_eq!(Method::from_name("cas-agg"), Some(Method::CasAggregated));
     assert_eq!(Method::from_name("nope"), None);
 }
@@ -83,6 +86,11 @@ fn launchers_refuse_bad_input_before_launching() -> Result<(), TestCaseError> {
     assert!(matches!(a.histogram_counts::<u32>(Method::Cas, &bins, &x), Err(Error::InvalidInput { .. })));
     assert!(matches!(a.histogram_f64(Method::Plain, &bins, &x, Some(&[1.0; 99])), Err(Error::LengthMismatch { .. })));
     assert!(matches!(a.histogram_fixed(Method::Plain, &bins, &x, Some(&[1e15; 100])), Err(Error::InvalidInput { .. })));
+    // More bins than this GPU's shared memory holds as 16-bit counters: refused, naming it.
+    let over = cpu::bins(0.0, 1.0, a.wide_capacity() as u64 + 1).unwrap();
+    let e = a.histogram_counts::<u32>(Method::Wide, &over, &x).unwrap_err();
+    assert!(matches!(e, Error::InvalidInput { what: "histogram method", .. }), "{e}");
+    assert!(e.to_string().contains(&format!("at most {} bins", a.wide_capacity())), "{e}");
     // Bins with public fields tampered with are revalidated.
     let mut bad = bins;
     bad.k = 0;

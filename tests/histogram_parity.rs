@@ -26,11 +26,18 @@ fn hist_methods() -> impl Strategy<Value = Method> {
         Method::Block,
         Method::Count,
         Method::Private,
+        Method::Wide,
     ])
 }
 
 fn ks() -> impl Strategy<Value = u64> {
     prop_oneof![Just(1u64), 2u64..20, 20u64..3000, Just(6144), 6145u64..20_000]
+}
+
+/// Bins for the wide method: tiny, odd (the last word's high half unused), past the private
+/// method's 12 288, and the paper's 10^5.
+fn wide_ks() -> impl Strategy<Value = u64> {
+    prop_oneof![Just(1u64), 2u64..100, 12_289u64..40_000, Just(100_000)]
 }
 
 fn launcher(gpu: &'static lockstep::Gpu, grid: Option<u32>) -> Result<Histograms<'static>, TestCaseError> {
@@ -91,7 +98,17 @@ proptest! {
     }
 
     #[test]
-    fn histogram_counts_from_an_unaligned_slice_are_exact(method in proptest::sample::select(vec![Method::Plain, Method::Private, Method::Match]), k in prop_oneof![1u64..40, 40u64..6000], n in 1usize..40_000, seed: u64, wild: bool, grid in proptest::option::of(1u32..8)) {
+    fn histogram_wide_u32_counts_are_exact(k in wide_ks(), n in 0usize..200_000, seed: u64, wild: bool, grid in proptest::option::of(1u32..8)) {
+        counts_case::<u32>(Method::Wide, k, n, seed, wild, grid)?;
+    }
+
+    #[test]
+    fn histogram_wide_u64_counts_are_exact(k in wide_ks(), n in 0usize..200_000, seed: u64, wild: bool, grid in proptest::option::of(1u32..8)) {
+        counts_case::<u64>(Method::Wide, k, n, seed, wild, grid)?;
+    }
+
+    #[test]
+    fn histogram_counts_from_an_unaligned_slice_are_exact(method in proptest::sample::select(vec![Method::Plain, Method::Private, Method::Match, Method::Wide]), k in prop_oneof![1u64..40, 40u64..6000], n in 1usize..40_000, seed: u64, wild: bool, grid in proptest::option::of(1u32..8)) {
         // x starts 8 bytes past a 16-byte boundary: the kernels' 16-byte loads must not be used.
         let bins = cpu::bins(0.0, 1.0, k)?;
         let x = hist_input(n + 1, seed, wild);
@@ -177,4 +194,25 @@ proptest! {
         let got = a.histogram_fixed_raw(Method::Private, &bins, &x, Some(&w))?;
         prop_assert_eq!(got, want);
     }
+}
+
+/// A wide block's 16-bit counters hold at most 65 535: one block taking 300 001 values of one
+/// bin (and a few of another) must add its counters to the global ones before they wrap.
+#[test]
+fn histogram_wide_counters_are_flushed_before_they_wrap() -> Result<(), TestCaseError> {
+    let gpu = gpu_or_skip!();
+    for k in [1u64, 2, 3, 50_001] {
+        let bins = cpu::bins(0.0, 1.0, k)?;
+        let mut x = vec![0.0; 300_001];
+        for (i, v) in x.iter_mut().enumerate().step_by(97) {
+            *v = ((i % 7) as f64 + 0.5) / 7.0;
+        }
+        let want = cpu::histogram_counts_seq(&bins, &x);
+        for grid in [1u32, 3] {
+            let a = launcher(gpu, Some(grid))?;
+            let got = a.histogram_counts::<u32>(Method::Wide, &bins, &x)?;
+            prop_assert_eq!(got_u64(&got.counts), want.counts.clone(), "k={} grid={}", k, grid);
+        }
+    }
+    Ok(())
 }

@@ -78,7 +78,17 @@ const LAUNCHED_BY: &[(&[&str], &str)] = &[
         ],
         "probe",
     ),
-    (&["histogram_u32", "histogram_u64", "histogram_private_u32", "histogram_private_u64"], "histogram_counts"),
+    (
+        &[
+            "histogram_u32",
+            "histogram_u64",
+            "histogram_private_u32",
+            "histogram_private_u64",
+            "histogram_wide_u32",
+            "histogram_wide_u64",
+        ],
+        "histogram_counts",
+    ),
     (&["histogram_f64", "histogram_private_f64"], "histogram_f64"),
     (&["histogram_fixed"], "histogram_fixed"),
     (&["histogram_private_fixed"], "histogram_fixed_raw"),

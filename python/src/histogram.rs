@@ -22,9 +22,10 @@ fn method_of(name: &str) -> PyResult<Option<Method>> {
         "block" => Method::Block,
         "count" => Method::Count,
         "private" => Method::Private,
+        "wide" => Method::Wide,
         m => {
             return Err(PyValueError::new_err(format!(
-                "method: {m:?} is not one of 'auto', 'plain', 'shared', 'shfl', 'match', 'block', 'count', 'private'"
+                "method: {m:?} is not one of 'auto', 'plain', 'shared', 'shfl', 'match', 'block', 'count', 'private', 'wide'"
             )));
         }
     }))

@@ -49,9 +49,13 @@ def test_fixed_point_weighted_sums():
 def test_gpu_equals_cpu(gpu):
     x = np.random.default_rng(7).normal(size=3_000_001)
     x[::1000] = np.nan
-    for method in ("auto", "plain", "match", "private"):
+    for method in ("auto", "plain", "match", "private", "wide"):
         a = histogram(x, 1000, (-2.0, 2.0), device="cpu")
         b = histogram(x, 1000, (-2.0, 2.0), method=method, device="gpu")
+        assert np.array_equal(a.counts, b.counts) and (a.nan, a.below, a.above) == (b.nan, b.below, b.above)
+    for method in ("auto", "wide"):  # past the private counters: auto takes the wide ones
+        a = histogram(x, 100_000, (-2.0, 2.0), device="cpu")
+        b = histogram(x, 100_000, (-2.0, 2.0), method=method, device="gpu")
         assert np.array_equal(a.counts, b.counts) and (a.nan, a.below, a.above) == (b.nan, b.below, b.above)
     w = np.random.default_rng(8).uniform(-1, 1, size=x.shape[0])
     a = histogram(x, 100, (-2.0, 2.0), weights=w, counters="fixed", device="cpu")

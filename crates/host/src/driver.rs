@@ -29,8 +29,8 @@ extern "C" fn not_loaded() -> u32 {
     3
 }
 
-/// Every driver function cust 0.3.2 calls (checked by the linker: a missing name is an
-/// undefined symbol at link time).
+/// Every driver function cust 0.3.2 calls, and the few lockstep calls itself through
+/// `cust::sys` (checked by the linker: a missing name is an undefined symbol at link time).
 #[cfg(lazy_cuda)]
 macro_rules! driver_functions {
     ($($name:ident),* $(,)?) => {
@@ -120,6 +120,7 @@ driver_functions![
     cuEventSynchronize,
     cuExternalMemoryGetMappedBuffer,
     cuFuncGetAttribute,
+    cuFuncSetAttribute,
     cuFuncSetCacheConfig,
     cuFuncSetSharedMemConfig,
     cuGetErrorString,

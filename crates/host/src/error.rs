@@ -182,3 +182,22 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub fn cuda(call: &'static str) -> impl Fn(CudaError) -> Error {
     move |source| Error::Cuda { call, source }
 }
+
+#[cfg(feature = "gpu")]
+/// The result of a driver call lockstep makes itself through `cust::sys` (cust's own
+/// conversion is private): [`Error::Cuda`] naming the call, with the errors such calls return
+/// (any other as `UnknownError`).
+pub(crate) fn driver(call: &'static str, result: cust::sys::CUresult) -> Result<()> {
+    use cust::sys::CUresult as R;
+    let source = match result {
+        R::CUDA_SUCCESS => return Ok(()),
+        R::CUDA_ERROR_INVALID_VALUE => CudaError::InvalidValue,
+        R::CUDA_ERROR_NOT_INITIALIZED => CudaError::NotInitialized,
+        R::CUDA_ERROR_DEINITIALIZED => CudaError::Deinitialized,
+        R::CUDA_ERROR_INVALID_DEVICE => CudaError::InvalidDevice,
+        R::CUDA_ERROR_INVALID_CONTEXT => CudaError::InvalidContext,
+        R::CUDA_ERROR_INVALID_HANDLE => CudaError::InvalidHandle,
+        _ => CudaError::UnknownError,
+    };
+    Err(Error::Cuda { call, source })
+}

@@ -181,6 +181,19 @@ impl Gpu {
         device.get_attribute(attribute).map_err(cuda("cuDeviceGetAttribute"))
     }
 
+    /// The most shared memory one block may ask for once its kernel allows it
+    /// (`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`, which cust's `DeviceAttribute`
+    /// lacks): 227 KiB on an H100.
+    pub fn shared_memory_per_block_optin(&self) -> Result<u32> {
+        use cust::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN as OPTIN;
+        let device = Device::get_device(self.ordinal).map_err(cuda("cuDeviceGet"))?;
+        let mut v = 0i32;
+        // SAFETY: writes one i32 through a valid pointer; `device` is a valid ordinal's handle.
+        let r = unsafe { cust::sys::cuDeviceGetAttribute(&mut v, OPTIN, device.as_raw()) };
+        crate::error::driver("cuDeviceGetAttribute", r)?;
+        Ok(v.max(0) as u32)
+    }
+
     /// Launches `function` on the stream (nothing happens for an empty grid).
     ///
     /// # Safety

@@ -60,6 +60,18 @@ impl<'g, A: KernelArgs> Kernel<'g, A> {
         &self.function
     }
 
+    /// Lets launches of this kernel ask for up to `bytes` of dynamic shared memory, past the
+    /// 48 KiB a launch gets without asking (`cuFuncSetAttribute`; at most the GPU's
+    /// [`Gpu::shared_memory_per_block_optin`]).
+    pub(crate) fn allow_dynamic_shared(&self, bytes: u32) -> crate::Result<()> {
+        use cust::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as MAX_DYNAMIC;
+        let bytes = i32::try_from(bytes).unwrap_or(i32::MAX);
+        // SAFETY: the handle is a function of the module `gpu` keeps loaded for `'g`; the call
+        // sets one of its attributes and touches no other memory.
+        let r = unsafe { cust::sys::cuFuncSetAttribute(self.function.to_raw(), MAX_DYNAMIC, bytes) };
+        crate::error::driver("cuFuncSetAttribute", r)
+    }
+
     /// Launches the kernel on `gpu`'s stream (nothing for an empty grid); a failed launch is
     /// [`Error::Launch`](crate::error::Error::Launch) naming it.
     ///

@@ -7,7 +7,8 @@ use lockstep_cuda_std::atomic::{AtomicAdd, AtomicRed, global_red_add, shared_red
 use lockstep_cuda_std::prelude::*;
 use lockstep_cuda_std::thread::grid_size_1d;
 use lockstep_shared::histogram::{
-    Bins, HIST_BLOCK, HIST_PAIRS, PRIVATE_AGG_MAX_BINS, PRIVATE_BYTES, classify, to_fixed, via,
+    Bins, HIST_BLOCK, HIST_PAIRS, PRIVATE_AGG_MAX_BINS, PRIVATE_BYTES, WIDE_VALUES_PER_THREAD, classify, to_fixed, via,
+    wide_segments_per_flush, wide_words,
 };
 
 /// Two f64 in one 16-byte load (`ld.global.v2.f64`).
@@ -464,4 +465,154 @@ pub unsafe extern "ptx-kernel" fn histogram_private_fixed(
     let weight = |i: u64| to_fixed(if w.is_null() { 1.0 } else { unsafe { *w.add(i as usize) } }, f) as u64;
     // SAFETY: forwarded launch contract.
     unsafe { hist_private::<u64, u64>(&bins, n, x, false, weight, counts, dropped) }
+}
+
+/// Wide count histogram: every bin of the block as a 16-bit counter in dynamic shared memory
+/// (word `w` of [`wide_words`]`(k)` holds bin `w` low and bin `w + words` high), so twice the
+/// bins of 32-bit counters fit. Block `g` takes the segments `g, g + grid, …` of
+/// `WIDE_VALUES_PER_THREAD · blockDim` consecutive values (four 16-byte loads per thread in
+/// flight where `x` is 16-byte aligned and the segment whole; one value per load otherwise),
+/// and after at most [`wide_segments_per_flush`] segments — never more than 65 535 values, so
+/// no half carries into the other — adds every non-zero counter to the global one with one
+/// `red.add` and zeroes it (blocks start their flush at staggered words; a warp's adds go to
+/// consecutive bins). Counts are integer sums: the same in every order.
+///
+/// # Safety
+/// `x` holds `n` values, `counts` `bins.k` (zeroed by the caller), `dropped` 3; the launch's
+/// dynamic shared memory holds `4·wide_words(k)` bytes; 1-D blocks of at most 1024 threads.
+#[inline(always)]
+unsafe fn hist_wide_count<T: AtomicRed>(
+    bins: &Bins,
+    n: u64,
+    x: *const f64,
+    counts: *mut T,
+    dropped: *mut u64,
+    widen: impl Fn(u32) -> T,
+) {
+    let smem = dynamic_shared!(HIST_WIDE_COUNTERS) as *mut u32;
+    let t = thread_idx_x();
+    let bd = block_dim_x();
+    let k = bins.k;
+    let words = wide_words(k);
+    let mut w = t;
+    while w < words {
+        // SAFETY: w < words, which the dynamic shared memory holds.
+        unsafe { *smem.add(w as usize) = 0 };
+        w += bd;
+    }
+    sync_threads();
+    let mut d = [0u64; 3];
+    let mut visit = |v: f64| {
+        let c = classify(v, bins);
+        if c < k {
+            let (word, one) = if c < words { (c, 1) } else { (c - words, 1 << 16) };
+            // SAFETY: word < words; the other threads' accesses are atomic too.
+            unsafe { shared_red_add_u32(smem.add(word as usize), one) };
+        } else {
+            tally_dropped(&mut d, c - k);
+        }
+    };
+    let seg = WIDE_VALUES_PER_THREAD as u64 * bd as u64;
+    let per_flush = wide_segments_per_flush(seg as u32);
+    let segments = n.div_ceil(seg);
+    let aligned = (x as usize) % 16 == 0;
+    let g = grid_dim_x() as u64;
+    // Stagger the flush: block b starts at word (b·words / grid).
+    let start = ((block_idx_x() as u64 * words as u64) / g) as u32;
+    let mut s = block_idx_x() as u64;
+    let mut since = 0;
+    // `s`, `since` and `segments` are the same in every thread of the block: the barriers below
+    // are reached by all of them.
+    while s < segments {
+        let first = s * seg;
+        if aligned && first + seg <= n {
+            let xv = x as *const F64x2;
+            let base = first / 2 + t as u64;
+            let b = bd as u64;
+            // Pairs base + u·bd (u < 4) lie inside the whole segment: below n/2.
+            // SAFETY: that bound; x is 16-byte aligned and `first` even.
+            let at = |u: u64| unsafe { *xv.add((base + u * b) as usize) };
+            let (v0, v1, v2, v3) = (at(0), at(1), at(2), at(3));
+            visit(v0.0[0]);
+            visit(v0.0[1]);
+            visit(v1.0[0]);
+            visit(v1.0[1]);
+            visit(v2.0[0]);
+            visit(v2.0[1]);
+            visit(v3.0[0]);
+            visit(v3.0[1]);
+        } else {
+            let mut i = first + t as u64;
+            while i < n && i < first + seg {
+                // SAFETY: i < n.
+                visit(unsafe { *x.add(i as usize) });
+                i += bd as u64;
+            }
+        }
+        since += 1;
+        s += g;
+        if since == per_flush || s >= segments {
+            since = 0;
+            sync_threads();
+            let mut j = t;
+            while j < words {
+                let mut w = start + j;
+                if w >= words {
+                    w -= words;
+                }
+                // SAFETY: w < words; between the barriers no other thread touches word w.
+                let v = unsafe { *smem.add(w as usize) };
+                if v != 0 {
+                    // SAFETY: as above.
+                    unsafe { *smem.add(w as usize) = 0 };
+                    let (lo, hi) = (v & 0xffff, v >> 16);
+                    if lo != 0 {
+                        // SAFETY: bin w < words ≤ k.
+                        unsafe { global_red_add(counts.add(w as usize), widen(lo)) };
+                    }
+                    if hi != 0 {
+                        // SAFETY: only bins below k were counted, so bin w + words < k.
+                        unsafe { global_red_add(counts.add((w + words) as usize), widen(hi)) };
+                    }
+                }
+                j += bd;
+            }
+            sync_threads();
+        }
+    }
+    // SAFETY: dropped holds 3.
+    unsafe { flush_dropped(d, dropped) };
+}
+
+/// Wide count histogram (16-bit shared counters, `u32` global).
+///
+/// # Safety
+/// As [`histogram_u32`] but 1-D blocks of at most 1024 threads and `4·wide_words(k)` bytes of
+/// dynamic shared memory.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn histogram_wide_u32(
+    bins: Bins,
+    n: u64,
+    x: *const f64,
+    counts: *mut u32,
+    dropped: *mut u64,
+) {
+    // SAFETY: forwarded launch contract.
+    unsafe { hist_wide_count::<u32>(&bins, n, x, counts, dropped, |c| c) }
+}
+
+/// Wide count histogram (16-bit shared counters, `u64` global).
+///
+/// # Safety
+/// As [`histogram_wide_u32`].
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn histogram_wide_u64(
+    bins: Bins,
+    n: u64,
+    x: *const f64,
+    counts: *mut u64,
+    dropped: *mut u64,
+) {
+    // SAFETY: forwarded launch contract.
+    unsafe { hist_wide_count::<u64>(&bins, n, x, counts, dropped, |c| c as u64) }
 }

@@ -62,6 +62,29 @@ pub const PRIVATE_BLOCK: u32 = 512;
 /// Privatised count kernels: at most this many bins use warp-aggregated shared increments
 /// (`match.any` + popcount); more bins use one plain shared increment per value.
 pub const PRIVATE_AGG_MAX_BINS: u32 = 4;
+/// Threads per block of the wide count kernels (`histogram_wide_u32`/`_u64`).
+pub const WIDE_BLOCK: u32 = 1024;
+/// Values each thread of a wide kernel takes per segment (four 16-byte loads of two f64).
+pub const WIDE_VALUES_PER_THREAD: u32 = 8;
+/// Largest count a wide kernel's 16-bit shared counter holds: a block adds its counters to the
+/// global ones (and zeroes them) before it has taken more values than this since the last time.
+pub const WIDE_COUNTER_MAX: u32 = u16::MAX as u32;
+
+/// Shared 32-bit words of the wide kernels' counters for `k` bins: word `w` holds bin `w` in its
+/// low half and bin `w + wide_words(k)` in its high half, so a warp flushing consecutive words
+/// adds to two runs of consecutive bins.
+pub const fn wide_words(k: u32) -> u32 {
+    k.div_ceil(2)
+}
+
+/// Segments of `values_per_segment` values a wide block takes between two flushes: as many as
+/// keep every 16-bit counter at most [`WIDE_COUNTER_MAX`] (at least one: a segment holds at
+/// most `WIDE_COUNTER_MAX` values, which the launcher's block size guarantees).
+pub const fn wide_segments_per_flush(values_per_segment: u32) -> u32 {
+    let s = WIDE_COUNTER_MAX / values_per_segment;
+    if s == 0 { 1 } else { s }
+}
+
 /// Values each thread loads per trip of the streaming loops, as pairs of f64 in 16-byte loads
 /// (`ld.global.v2.f64`): `2 · HIST_PAIRS` values in flight per thread (the kernels' loop
 /// issues exactly four loads: keep this 4).

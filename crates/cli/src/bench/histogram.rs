@@ -4,7 +4,7 @@
 use crate::plot::{Scale, Series, line_chart};
 use lockstep::DeviceBuffer;
 use lockstep::histogram as cpu;
-use lockstep::histogram::{CounterKind, Histograms, Method, check_method};
+use lockstep::histogram::{CounterKind, Histograms, Method};
 use lockstep::timing::time_gpu;
 use std::time::Instant;
 
@@ -27,7 +27,7 @@ pub struct Args {
     #[arg(long, default_value = "u32")]
     counters: String,
     /// Methods, comma-separated (default: every method that applies): plain, shared, shfl,
-    /// match, block, count, cas, cas-agg, private.
+    /// match, block, count, cas, cas-agg, private, wide.
     #[arg(long, value_delimiter = ',')]
     methods: Vec<String>,
     /// Timed runs per point (after 2 warm-up runs).
@@ -43,6 +43,10 @@ pub struct Args {
     /// Append Markdown rows to this file.
     #[arg(long)]
     record: Option<std::path::PathBuf>,
+    /// Peers measured in the same call (`bench/peers/histogram_peers.py --out FILE`): lines
+    /// `k ms`, the best peer's median at each k; used instead of the H200 table of 2026-11-21.
+    #[arg(long)]
+    peers: Option<std::path::PathBuf>,
     /// Write a log-log PNG of time vs k, one line per method (paper Fig. 6/7).
     #[arg(long)]
     plot: Option<std::path::PathBuf>,
@@ -102,7 +106,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         floor_ms,
         16.0 * args.n as f64 / copy.median_ms() / 1e6
     );
-    println!("peers (H200, CuPy/torch best, issue #4): {PEERS_H200_MS:?} ms at k = 10^0..10^7");
+    let measured = args.peers.as_deref().map(read_peers).transpose()?;
+    let peer_of = |k: u64| -> Option<f64> {
+        match &measured {
+            Some(m) => m.iter().find(|p| p.0 == k).map(|p| p.1),
+            None => {
+                let e = (k as f64).log10().round() as u32;
+                (10u64.checked_pow(e) == Some(k)).then(|| PEERS_H200_MS.get(e as usize).copied()).flatten()
+            }
+        }
+    };
+    let peer_label = if measured.is_some() { "peers (this call)" } else { "peers (H200)" };
+    match &measured {
+        Some(m) => println!("peers (this call, best of CuPy/CUB, torch.histc, torch.bincount): {m:?} (k, ms)"),
+        None => println!("peers (H200, CuPy/torch best, issue #4): {PEERS_H200_MS:?} ms at k = 10^0..10^7"),
+    }
     println!(
         "{:>9} {:>8} {:>10} {:>10} {:>9} {:>9}  note",
         "k", "method", "median ms", "ms at n", "x floor", "vs peer"
@@ -117,13 +135,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     for &k in &args.ks {
         let bins = cpu::bins(0.0, 1.0, k)?;
-        let peer = (k as f64).log10().round() as usize;
-        let peer_ms = (10u64.pow(peer as u32) == k).then(|| PEERS_H200_MS.get(peer).copied()).flatten();
+        let peer_ms = peer_of(k);
+        println!("{k:>9} {:>8} picks {}", "auto", a.auto_method(kind, bins.k).name());
         let mut c32 = DeviceBuffer::<u32>::zeroed(k as usize)?;
         let mut c64 = DeviceBuffer::<u64>::zeroed(k as usize)?;
         let mut cf = DeviceBuffer::<f64>::zeroed(k as usize)?;
         for &m in &methods {
-            if check_method(m, kind, bins.k).is_err() {
+            if a.check(m, kind, bins.k).is_err() {
                 continue;
             }
             let cas = matches!(m, Method::Cas | Method::CasAggregated) && k <= 100;
@@ -173,7 +191,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             push(&mut series, "cpu-par", k as f64, par);
         }
         if let Some(p) = peer_ms {
-            push(&mut series, "peers (H200)", k as f64, p);
+            push(&mut series, peer_label, k as f64, p);
         }
     }
     if let Some(path) = &args.record {
@@ -193,7 +211,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     "median ms",
                     "ms at n",
                     "x floor",
-                    "peer ms (H200)",
+                    "peer ms",
                     "n measured",
                     "floor ms",
                 ],
@@ -233,4 +251,19 @@ fn uniform_rng(seed: u64) -> impl FnMut() -> f64 {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
     }
+}
+
+/// The peers file: one `k ms` pair per line (`#` comments).
+fn read_peers(path: &std::path::Path) -> anyhow::Result<Vec<(u64, f64)>> {
+    let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("--peers {}: {e}", path.display()))?;
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let mut w = l.split_whitespace();
+            let k = w.next().and_then(|v| v.parse::<u64>().ok());
+            let ms = w.next().and_then(|v| v.parse::<f64>().ok()).filter(|v| v.is_finite() && *v > 0.0);
+            k.zip(ms).ok_or_else(|| anyhow::anyhow!("--peers {}: `{l}` is not `k ms`", path.display()))
+        })
+        .collect()
 }

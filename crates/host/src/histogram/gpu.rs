@@ -10,7 +10,9 @@ use crate::kernel::{Element, Kernel, Param};
 use crate::launch::{Grid1d, expect_len};
 use cust::device::DeviceAttribute;
 use cust::memory::{DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
-use lockstep_shared::histogram::{Bins, DROP_SLOTS, HIST_BLOCK, PRIVATE_BLOCK, PRIVATE_BYTES};
+use lockstep_shared::histogram::{
+    Bins, DROP_SLOTS, HIST_BLOCK, PRIVATE_BLOCK, PRIVATE_BYTES, WIDE_BLOCK, WIDE_VALUES_PER_THREAD, wide_words,
+};
 
 /// Privatised count kernels: above this many bins, one block of `2 · PRIVATE_BLOCK` threads per
 /// SM instead of two of `PRIVATE_BLOCK` (half the blocks, so half the k-counter flush atomics).
@@ -46,6 +48,9 @@ pub fn check_method(method: Method, kind: CounterKind, k: u32) -> Result<()> {
         }
         _ => {}
     }
+    if method == Method::Wide && kind != CounterKind::Count {
+        return refuse("`wide` keeps 16-bit counts: it exists for u32 and u64 counts only".into());
+    }
     if method == Method::Private {
         let cap = private_capacity(kind);
         if k as usize > cap {
@@ -80,7 +85,8 @@ type WeightedGlobal<'g, T> =
 type WeightedPrivate<'g, T> =
     Kernel<'g, (Param<Bins>, u64, DevicePointer<f64>, DevicePointer<f64>, DevicePointer<T>, DevicePointer<u64>)>;
 /// Both count kernels of one counter type: global counters and privatised.
-type CountSet<'g, T> = (CountGlobal<'g, T>, CountPrivate<'g, T>);
+/// Global, private and wide kernels of one counter type.
+type CountSet<'g, T> = (CountGlobal<'g, T>, CountPrivate<'g, T>, CountPrivate<'g, T>);
 /// Both weighted kernels of one sum type: global sums and privatised.
 type WeightedSet<'g, T> = (WeightedGlobal<'g, T>, WeightedPrivate<'g, T>);
 
@@ -96,6 +102,10 @@ pub struct Histograms<'g> {
     gpu: &'g Gpu,
     grid_blocks: Option<u32>,
     sms: u32,
+    /// Shared memory a wide block may use (the GPU's opt-in limit, allowed to both wide kernels).
+    wide_bytes: u32,
+    /// Shared memory of one SM.
+    sm_shared: u32,
     counts_u32: CountSet<'g, u32>,
     counts_u64: CountSet<'g, u64>,
     weighted_f64: WeightedSet<'g, f64>,
@@ -103,15 +113,32 @@ pub struct Histograms<'g> {
 }
 
 impl<'g> Histograms<'g> {
-    /// Looks up the eight histogram kernels.
+    /// Looks up the ten histogram kernels and lets the two wide ones use the GPU's opt-in
+    /// shared memory.
     pub fn new(gpu: &'g Gpu) -> Result<Self> {
         let sms = gpu.attribute(DeviceAttribute::MultiprocessorCount)?.max(1) as u32;
+        let sm_shared = gpu.attribute(DeviceAttribute::MaxSharedMemoryPerMultiprocessor)?.max(0) as u32;
+        let wide_bytes = gpu.shared_memory_per_block_optin()?;
+        let counts_u32: CountSet<'g, u32> = (
+            gpu.kernel("histogram_u32")?,
+            gpu.kernel("histogram_private_u32")?,
+            gpu.kernel("histogram_wide_u32")?,
+        );
+        let counts_u64: CountSet<'g, u64> = (
+            gpu.kernel("histogram_u64")?,
+            gpu.kernel("histogram_private_u64")?,
+            gpu.kernel("histogram_wide_u64")?,
+        );
+        counts_u32.2.allow_dynamic_shared(wide_bytes)?;
+        counts_u64.2.allow_dynamic_shared(wide_bytes)?;
         Ok(Histograms {
             gpu,
             grid_blocks: None,
             sms,
-            counts_u32: (gpu.kernel("histogram_u32")?, gpu.kernel("histogram_private_u32")?),
-            counts_u64: (gpu.kernel("histogram_u64")?, gpu.kernel("histogram_private_u64")?),
+            wide_bytes,
+            sm_shared,
+            counts_u32,
+            counts_u64,
             weighted_f64: (gpu.kernel("histogram_f64")?, gpu.kernel("histogram_private_f64")?),
             weighted_fixed: (gpu.kernel("histogram_fixed")?, gpu.kernel("histogram_private_fixed")?),
         })
@@ -140,6 +167,43 @@ impl<'g> Histograms<'g> {
         Ok(Grid1d { blocks, threads })
     }
 
+    /// The exact method this launcher picks for `kind` counters and `k` bins (measured on an
+    /// H100, `bench/results/histogram-wide-2026-11-26.md`): the private per-block counters while
+    /// they fit, then for counts the wide 16-bit ones while they fit this GPU, then global
+    /// atomics (`match` aggregation).
+    pub fn auto_method(&self, kind: CounterKind, k: u32) -> Method {
+        if check_method(Method::Private, kind, k).is_ok() {
+            Method::Private
+        } else if self.check(Method::Wide, kind, k).is_ok() {
+            Method::Wide
+        } else {
+            Method::Match
+        }
+    }
+
+    /// Bins the wide method holds on this GPU: two 16-bit counters per 4 bytes of the shared
+    /// memory a block may use (116 224 on an H100).
+    pub fn wide_capacity(&self) -> u32 {
+        2 * (self.wide_bytes / 4)
+    }
+
+    /// [`check_method`], and for [`Method::Wide`] this GPU's [`Histograms::wide_capacity`]:
+    /// whether this launcher runs `method` for `kind` counters and `k` bins.
+    pub fn check(&self, method: Method, kind: CounterKind, k: u32) -> Result<()> {
+        check_method(method, kind, k)?;
+        if method == Method::Wide && k > self.wide_capacity() {
+            return Err(Error::InvalidInput {
+                what: "histogram method",
+                why: format!(
+                    "`wide` keeps the bins in this GPU's {} B of shared memory per block: at most {} bins, {k} asked",
+                    self.wide_bytes,
+                    self.wide_capacity()
+                ),
+            });
+        }
+        Ok(())
+    }
+
     fn hist_checks(&self, n: usize, counts: usize, dropped: usize, bins: &Bins) -> Result<u64> {
         expect_len("counts", counts, bins.k as usize)?;
         expect_len("dropped", dropped, DROP_SLOTS)?;
@@ -158,16 +222,29 @@ impl<'g> Histograms<'g> {
         dropped: &mut DeviceSlice<u64>,
     ) -> Result<()> {
         let n = self.hist_checks(x.len(), counts.len(), dropped.len(), bins)?;
-        check_method(method, CounterKind::Count, bins.k)?;
+        self.check(method, CounterKind::Count, bins.k)?;
         zero_async(self.gpu, counts)?;
         zero_async(self.gpu, dropped)?;
         if n == 0 {
             return Ok(());
         }
-        let (global, private) = T::pick(self);
+        let (global, private, wide) = T::pick(self);
         let (xp, cp, dp) = (x.as_device_ptr(), counts.as_device_ptr(), dropped.as_device_ptr());
         let b = *bins;
-        if method == Method::Private {
+        if method == Method::Wide {
+            let bytes = 4 * wide_words(b.k);
+            // Blocks of WIDE_BLOCK threads, as many per SM as their counters and the threads
+            // allow (2 at most), no more than the segments need.
+            let per_sm = (self.sm_shared / (bytes + 1024)).clamp(1, 2048 / WIDE_BLOCK);
+            let segments = n.div_ceil(WIDE_VALUES_PER_THREAD as u64 * WIDE_BLOCK as u64);
+            let blocks = self.grid_blocks.unwrap_or(self.sms * per_sm).min(segments.min(u32::MAX as u64) as u32);
+            let grid = Grid1d { blocks, threads: WIDE_BLOCK };
+            // SAFETY: parameters mirror `(bins: Bins, n: u64, x: *const f64, counts: *mut T,
+            // dropped: *mut u64)`; x holds n, counts k, dropped 3; `bytes` = 4·wide_words(k) of
+            // dynamic shared memory, at most the opt-in size `new` allowed (Histograms::check);
+            // WIDE_BLOCK = 1024 threads.
+            unsafe { wide.launch(self.gpu, grid, bytes, (Param(b), n, xp, cp, dp)) }
+        } else if method == Method::Private {
             // 32 warps per SM, each thread with 8 values in flight: two blocks of 512 threads,
             // or one of 1024 for many bins (fewer flushes).
             let grid = if b.k > PRIVATE_WIDE_BINS {
@@ -267,7 +344,7 @@ impl<'g> Histograms<'g> {
 
     /// Count histogram of `x` with `T` (`u32`/`u64`) counters.
     pub fn histogram_counts<T: Counter>(&self, method: Method, bins: &Bins, x: &[f64]) -> Result<Histogram<T>> {
-        check_method(method, CounterKind::Count, bins.k)?;
+        self.check(method, CounterKind::Count, bins.k)?;
         let dx = upload(x)?;
         let mut counts = zeroed::<T>(bins.k as usize)?;
         let mut dropped = zeroed::<u64>(DROP_SLOTS)?;

@@ -40,13 +40,17 @@ impl Counter for u32 {}
 #[cfg(feature = "gpu")]
 impl Counter for u64 {}
 
-/// Counts of `x` in `bins` on `backend` (the GPU's `match.any` aggregated atomics, u64 counters).
+/// Counts of `x` in `bins` on `backend` (u64 counters; on the GPU by the launcher's
+/// [`Histograms::auto_method`]).
 pub fn counts(backend: Backend<'_>, bins: &Bins, x: &[f64]) -> Result<Histogram<u64>> {
     match backend {
         Backend::CpuSeq => Ok(histogram_counts_seq(bins, x)),
         Backend::Cpu => Ok(histogram_counts_par(bins, x)),
         #[cfg(feature = "gpu")]
-        Backend::Gpu(gpu) => Histograms::new(gpu)?.histogram_counts(Method::Match, bins, x),
+        Backend::Gpu(gpu) => {
+            let h = Histograms::new(gpu)?;
+            h.histogram_counts(h.auto_method(CounterKind::Count, bins.k), bins, x)
+        }
         #[cfg(not(feature = "gpu"))]
         Backend::Gpu(gpu) => match gpu.never {},
     }
@@ -67,7 +71,10 @@ pub fn fixed(backend: Backend<'_>, bins: &Bins, x: &[f64], w: Option<&[f64]>) ->
             Ok(fixed_to_f64(bins, &histogram_fixed_raw_par(bins, x, w)))
         }
         #[cfg(feature = "gpu")]
-        Backend::Gpu(gpu) => Histograms::new(gpu)?.histogram_fixed(Method::Match, bins, x, w),
+        Backend::Gpu(gpu) => {
+            let h = Histograms::new(gpu)?;
+            h.histogram_fixed(h.auto_method(CounterKind::Fixed { unit: w.is_none() }, bins.k), bins, x, w)
+        }
         #[cfg(not(feature = "gpu"))]
         Backend::Gpu(gpu) => match gpu.never {},
     }
