@@ -80,7 +80,7 @@ def histogram(
         every device.
     method : "auto" | "plain" | "shared" | "shfl" | "match" | "block" | "count" | "private" | "wide"
         The GPU's atomic method for ``u64`` counts (auto: the launcher's pick for ``k`` and
-        the GPU — ``private``, then ``wide``, then ``match``); every method gives the same counts. Ignored on the CPU.
+        the GPU — ``private``, then ``wide``, then ``plain``); every method gives the same counts. Ignored on the CPU.
     device : "auto" | "cpu" | "cpu-seq" | "gpu"
 
     Returns :class:`Histogram`: ``counts, edges = histogram(...)``, plus ``.nan``, ``.below``,
