@@ -216,3 +216,79 @@ fn histogram_wide_counters_are_flushed_before_they_wrap() -> Result<(), TestCase
     }
     Ok(())
 }
+
+/// Bins for the cluster method: 2 blocks (a few bins, past the wide capacity of one block),
+/// 4 and 16 blocks (the paper's 10^6).
+fn cluster_ks() -> impl Strategy<Value = u64> {
+    prop_oneof![2u64..100, 12_289u64..40_000, 116_225u64..400_000, Just(1_000_000)]
+}
+
+/// The cluster method where the loaded image has it (sm_90); elsewhere it must be refused with
+/// the reason, before any launch.
+fn cluster_case<T: lockstep::histogram::Counter + lockstep_parity::Bits>(
+    k: u64,
+    n: usize,
+    seed: u64,
+    wild: bool,
+    grid: Option<u32>,
+) -> Result<(), TestCaseError> {
+    let gpu = gpu_or_skip!();
+    if Histograms::new(gpu)?.cluster_capacity() == 0 {
+        let bins = cpu::bins(0.0, 1.0, k)?;
+        let e = launcher(gpu, grid)?.histogram_counts::<T>(Method::Cluster, &bins, &[0.5]).unwrap_err();
+        prop_assert!(e.to_string().contains("sm_90"), "{}", e);
+        return Ok(());
+    }
+    counts_case::<T>(Method::Cluster, k, n, seed, wild, grid)
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn histogram_cluster_u32_counts_are_exact(k in cluster_ks(), n in 0usize..200_000, seed: u64, wild: bool, grid in proptest::option::of(1u32..40)) {
+        cluster_case::<u32>(k, n, seed, wild, grid)?;
+    }
+
+    #[test]
+    fn histogram_cluster_u64_counts_are_exact(k in cluster_ks(), n in 0usize..200_000, seed: u64, wild: bool, grid in proptest::option::of(1u32..40)) {
+        cluster_case::<u64>(k, n, seed, wild, grid)?;
+    }
+}
+
+/// A cluster's 16-bit counters wrap: 300 001 values of one bin (and a few of others) counted by
+/// one cluster must carry every 65 536 into the global counter; also from a device slice 8
+/// bytes past a 16-byte boundary (no 16-byte loads).
+#[test]
+fn histogram_cluster_counters_carry_when_they_wrap() -> Result<(), TestCaseError> {
+    let gpu = gpu_or_skip!();
+    if Histograms::new(gpu)?.cluster_capacity() == 0 {
+        return Ok(()); // refusal checked by the proptests above
+    }
+    for k in [2u64, 3, 250_001] {
+        let bins = cpu::bins(0.0, 1.0, k)?;
+        let mut x = vec![0.0; 300_002];
+        for (i, v) in x.iter_mut().enumerate().step_by(97) {
+            *v = ((i % 7) as f64 + 0.5) / 7.0;
+        }
+        let want = cpu::histogram_counts_seq(&bins, &x[..300_001]);
+        for grid in [1u32, 3] {
+            let a = launcher(gpu, Some(grid))?;
+            let got = a.histogram_counts::<u32>(Method::Cluster, &bins, &x[..300_001])?;
+            prop_assert_eq!(got_u64(&got.counts), want.counts.clone(), "k={} grid={}", k, grid);
+            let got = a.histogram_counts::<u64>(Method::Cluster, &bins, &x[..300_001])?;
+            prop_assert_eq!(got_u64(&got.counts), want.counts.clone(), "k={} grid={} u64", k, grid);
+        }
+        let want = cpu::histogram_counts_seq(&bins, &x[1..]);
+        let fail = |e| TestCaseError::fail(lockstep::error::cuda("cuMemcpy")(e).to_string());
+        let dx = lockstep::DeviceBuffer::from_slice(&x).map_err(fail)?;
+        let mut counts = lockstep::DeviceBuffer::<u32>::zeroed(k as usize).map_err(fail)?;
+        let mut dropped = lockstep::DeviceBuffer::<u64>::zeroed(3).map_err(fail)?;
+        launcher(gpu, None)?.histogram_counts_on_device(Method::Cluster, &bins, &dx.index(1..), &mut counts, &mut dropped)?;
+        gpu.synchronize()?;
+        let mut got = vec![0u32; k as usize];
+        lockstep::CopyDestination::copy_to(&*counts, &mut got[..]).map_err(fail)?;
+        prop_assert_eq!(got.iter().map(|&c| c as u64).collect::<Vec<_>>(), want.counts, "k={} unaligned", k);
+    }
+    Ok(())
+}

@@ -86,6 +86,8 @@ const LAUNCHED_BY: &[(&[&str], &str)] = &[
             "histogram_private_u64",
             "histogram_wide_u32",
             "histogram_wide_u64",
+            "histogram_cluster_u32",
+            "histogram_cluster_u64",
         ],
         "histogram_counts",
     ),

@@ -29,8 +29,10 @@ extern "C" fn not_loaded() -> u32 {
     3
 }
 
-/// Every driver function cust 0.3.2 calls, and the few lockstep calls itself through
-/// `cust::sys` (checked by the linker: a missing name is an undefined symbol at link time).
+/// Every driver function cust 0.3.2 calls, and the few lockstep calls itself (through
+/// `cust::sys`, or declared in `cluster_launch.rs`: `cuLaunchKernelEx`,
+/// `cuOccupancyMaxActiveClusters`) (checked by the linker:
+/// a missing name is an undefined symbol at link time).
 #[cfg(lazy_cuda)]
 macro_rules! driver_functions {
     ($($name:ident),* $(,)?) => {
@@ -136,6 +138,7 @@ driver_functions![
     cuInit,
     cuLaunchHostFunc,
     cuLaunchKernel,
+    cuLaunchKernelEx,
     cuLinkAddData_v2,
     cuLinkComplete,
     cuLinkCreate_v2,
@@ -173,6 +176,7 @@ driver_functions![
     cuModuleLoadDataEx,
     cuModuleUnload,
     cuOccupancyAvailableDynamicSMemPerBlock,
+    cuOccupancyMaxActiveClusters,
     cuOccupancyMaxActiveBlocksPerMultiprocessor,
     cuOccupancyMaxPotentialBlockSize,
     cuStreamCreateWithPriority,
