@@ -2,8 +2,8 @@
 //! validation runs everywhere; launcher checks use the GPU when present.
 
 use lockstep::Error;
-use lockstep::himeno::Himeno;
 use lockstep::himeno::{self, HimenoProblem};
+use lockstep::himeno::{Himeno, HimenoSweep};
 use lockstep_parity::gpu_or_skip;
 use proptest::test_runner::TestCaseError;
 
@@ -32,5 +32,10 @@ fn the_himeno_launcher_refuses_bad_input_before_launching() -> Result<(), TestCa
     assert!(matches!(himeno.himeno(&pr, 1, 2, (32, 0)), Err(Error::InvalidInput { what: "block shape", .. })));
     assert!(matches!(himeno.himeno(&pr, 1, 2, (1024, 2)), Err(Error::InvalidInput { what: "block shape", .. })));
     assert!(matches!(himeno.himeno(&pr, 1, 9, (32, 1)), Err(Error::InvalidInput { what: "gosa reduction", .. })));
+    // The marching sweep's four shared planes must fit 48 KiB: 16·1026·3 bytes do not.
+    let march = Himeno::new(gpu).unwrap().with_sweep(HimenoSweep::March);
+    let e = march.himeno(&pr, 1, 2, (1024, 1)).unwrap_err();
+    assert!(matches!(e, Error::InvalidInput { what: "Himeno block", .. }) && e.to_string().contains("49248"), "{e}");
+    assert!(march.himeno(&pr, 1, 2, (512, 2)).is_ok());
     Ok(())
 }

@@ -1,8 +1,8 @@
 //! GPU = CPU for the Himeno sweep (proptest; skipped without a GPU): pressure bit-identical after
 //! k sweeps, gosa bit-identical in the tree mode.
 
-use lockstep::himeno::Himeno;
 use lockstep::himeno::{self, HimenoProblem};
+use lockstep::himeno::{Himeno, HimenoSweep};
 use lockstep_parity::data::SplitMix64;
 use lockstep_parity::{assert_bits_eq, assert_within, config, gpu_or_skip};
 use lockstep_shared::himeno::gosa_via;
@@ -52,6 +52,53 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(config())]
+
+    /// The marching sweep: the same bits as the CPU for every block shape (halo tiles cut by
+    /// the grid's edges), planes per block (chunks of i shorter than the ring) and gosa mode.
+    #[test]
+    fn himeno_jacobi_march_matches_the_cpu(
+        mi in 3u32..24, mj in 3u32..20, mk in 3u32..80, iters in 1u32..4, seed: u64, benchmark: bool,
+        block in himeno_blocks(), mode in 0u32..3, planes in 1u32..9,
+    ) {
+        let pr = random_problem(mi, mj, mk, seed, benchmark);
+        let want = himeno::himeno_seq(&pr, iters)?;
+        let gpu = gpu_or_skip!();
+        let a = Himeno::new(gpu)?.with_sweep(HimenoSweep::March).with_planes(planes)?;
+        let (p, gosa) = a.himeno(&pr, iters, mode, block)?;
+        assert_bits_eq("himeno_jacobi_march pressure", &p, &want.p, |i| format!("point {i} of {mi}x{mj}x{mk}, {iters} sweeps, block {block:?}, {planes} planes"))?;
+        if mode == gosa_via::TREE {
+            assert_bits_eq("himeno_jacobi_march tree gosa", &[gosa], &[want.gosa_tree], |_| format!("{mi}x{mj}x{mk}"))?;
+        } else {
+            // f32 sums of N positive terms in any order: |error| ≤ N·ε·Σ.
+            let n_int = lockstep_shared::himeno::interior(mi, mj, mk) as f64;
+            let tol = 2.0 * n_int * f32::EPSILON as f64 * want.gosa_seq as f64 + 1e-30;
+            assert_within("himeno_jacobi_march gosa", &[gosa], &[want.gosa_seq], tol, |_| format!("mode {mode}, {mi}x{mj}x{mk}"))?;
+        }
+    }
+}
+
+/// Level 2 over more than one stride of partials (lanes add several, every group busy, the
+/// groups finished by blocks of the next sweep and by the closing reduce launch), both sweeps,
+/// against the CPU twin's tree: a 40 × 140 × 260 grid has 38·138·8 = 41,952 partials.
+#[test]
+fn himeno_gosa_reduce_over_many_partials_matches_the_cpu() -> Result<(), TestCaseError> {
+    let pr = random_problem(40, 140, 260, 11, false);
+    let want = himeno::himeno_par(&pr, 3)?;
+    let gpu = gpu_or_skip!();
+    for (sweep, block, planes) in
+        [(HimenoSweep::PerThread, (128, 2), 2), (HimenoSweep::March, (128, 4), 8), (HimenoSweep::March, (64, 2), 3)]
+    {
+        let a = Himeno::new(gpu)?.with_sweep(sweep).with_planes(planes)?;
+        let (p, gosa) = a.himeno(&pr, 3, gosa_via::TREE, block)?;
+        let bad = p.iter().zip(&want.p).position(|(x, y)| x.to_bits() != y.to_bits());
+        assert_eq!(bad, None, "{sweep:?} {block:?}/{planes}: pressure differs at {bad:?}");
+        assert_eq!(gosa.to_bits(), want.gosa_tree.to_bits(), "{sweep:?}: tree gosa {gosa:e} vs {:e}", want.gosa_tree);
+    }
+    Ok(())
+}
+
 /// The level-2 kernel is exercised by every tree-mode case above; this one pins the benchmark's
 /// own initialisation at size XS (both kernels, every gosa mode).
 #[test]
@@ -63,18 +110,25 @@ fn himeno_gosa_reduce_and_jacobi_at_size_xs_match_the_cpu_in_every_mode() -> Res
     for (mode, planes) in
         [gosa_via::PLAIN, gosa_via::AGGREGATED, gosa_via::TREE].into_iter().flat_map(|m| [1, 2, 3, 4].map(|q| (m, q)))
     {
-        let a = Himeno::new(gpu).unwrap().with_planes(planes).unwrap();
-        let (p, gosa) = a.himeno(&pr, 5, mode, (64, 4)).unwrap();
-        let bad = p.iter().zip(&want.p).position(|(x, y)| x.to_bits() != y.to_bits());
-        assert_eq!(bad, None, "mode {mode}, {planes} planes: pressure differs at {bad:?}");
-        if mode == gosa_via::TREE {
-            assert_eq!(gosa.to_bits(), want.gosa_tree.to_bits(), "tree gosa {gosa:e} vs {:e}", want.gosa_tree);
-        } else {
-            // f32 sums of N positive terms in any order: |error| ≤ N·ε·Σ.
-            let tol = 2.0 * n_int * f32::EPSILON as f64 * want.gosa_seq as f64;
-            assert_within("himeno gosa at size XS", &[gosa], &[want.gosa_seq], tol, |_| {
-                format!("mode {mode}, {planes} planes; tree gosa {:e}", want.gosa_tree)
-            })?;
+        for sweep in [HimenoSweep::PerThread, HimenoSweep::March] {
+            let a = Himeno::new(gpu).unwrap().with_sweep(sweep).with_planes(planes).unwrap();
+            let (p, gosa) = a.himeno(&pr, 5, mode, (64, 4)).unwrap();
+            let bad = p.iter().zip(&want.p).position(|(x, y)| x.to_bits() != y.to_bits());
+            assert_eq!(bad, None, "{sweep:?}, mode {mode}, {planes} planes: pressure differs at {bad:?}");
+            if mode == gosa_via::TREE {
+                assert_eq!(
+                    gosa.to_bits(),
+                    want.gosa_tree.to_bits(),
+                    "{sweep:?}: tree gosa {gosa:e} vs {:e}",
+                    want.gosa_tree
+                );
+            } else {
+                // f32 sums of N positive terms in any order: |error| ≤ N·ε·Σ.
+                let tol = 2.0 * n_int * f32::EPSILON as f64 * want.gosa_seq as f64;
+                assert_within("himeno gosa at size XS", &[gosa], &[want.gosa_seq], tol, |_| {
+                    format!("{sweep:?}, mode {mode}, {planes} planes; tree gosa {:e}", want.gosa_tree)
+                })?;
+            }
         }
     }
     Ok(())

@@ -10,8 +10,10 @@
 //! `gosa` (Σ ss² over interior points, f32) has three reductions: plain and aggregated atomics
 //! (order-dependent) and the deterministic tree of [`gosa_tree`]: level 1 sums each run of 32
 //! consecutive `k` of a row (`k = 1 + 32c .. 32c + 32`, missing points count as `+0`) with the
-//! warp tree of [`crate::reduce::warp_tree_sum`]; level 2 sums those partials in order of
-//! `(i, j, c)` with [`level2_sum`]. Neither level depends on a launch grid.
+//! warp tree of [`crate::reduce::warp_tree_sum`]; level 2 sums those partials (stored in order
+//! of `(i, j, c)`) with [`level2_sum`]: [`LEVEL2_GROUPS`] groups of [`LEVEL2_LANES`] strided
+//! sequential sums, each group halved by a tree, then the group sums halved by a tree. Neither
+//! level depends on a launch grid.
 
 use crate::reduce::{WARP_SIZE, warp_tree_sum};
 
@@ -19,10 +21,17 @@ use crate::reduce::{WARP_SIZE, warp_tree_sum};
 pub const OMEGA: f32 = 0.8;
 /// Floating-point operations per interior point and iteration (the benchmark's count).
 pub const FLOPS_PER_POINT: f64 = 34.0;
-/// Threads of the level-2 reduction: thread `t` sums partials `t, t + 1024, …` in order, then a
-/// shared-memory tree halves the 1024 sums (as `crate::reduce::block_tree_sum`). (Was 256:
-/// one block of 256 threads walking ~4000 partials each at size L spent ~15% of a sweep.)
-pub const LEVEL2_THREADS: usize = 1024;
+/// Groups of level 2: group `g` sums the partials `g·LEVEL2_LANES + t + m·LEVEL2_STRIDE`
+/// (`t < LEVEL2_LANES`, `m = 0, 1, …`) as [`LEVEL2_LANES`] sequential sums (each from `+0`) that
+/// a halving tree joins ([`level2_group_sum`]); a halving tree joins the group sums. On the GPU
+/// one block sums a group, and the block finishing the last group joins them, so level 2 of a
+/// sweep runs inside the next sweep's launch (was one block of 1024 threads after each sweep:
+/// ≈ 11 µs of a ≈ 104 µs sweep at size M on an H100).
+pub const LEVEL2_GROUPS: usize = 64;
+/// Strided sums (lanes) per level-2 group.
+pub const LEVEL2_LANES: usize = 256;
+/// Distance between the partials one lane adds: `LEVEL2_GROUPS · LEVEL2_LANES`.
+pub const LEVEL2_STRIDE: usize = LEVEL2_GROUPS * LEVEL2_LANES;
 /// Bytes each interior point moves per iteration with ping-pong buffers: read `a[4]`, `b[3]`,
 /// `c[3]`, `bnd`, `wrk1`, `p` (13 f32; neighbours assumed cached) and write the new `p`.
 pub const BYTES_PER_POINT: f64 = 56.0;
@@ -114,20 +123,37 @@ pub fn jacobi_point(p: impl Fn(isize, isize, isize) -> f32, k: &Coefs, omega: f3
     (ss, centre + omega * ss)
 }
 
-/// Level 2 of the deterministic gosa: the partials summed by [`LEVEL2_THREADS`] strided
-/// sequential sums (each from `+0`), then a halving tree.
-pub fn level2_sum(partials: &[f32]) -> f32 {
-    let mut slots = [0.0f32; LEVEL2_THREADS];
+/// Lane `t` of level-2 group `g`: `partials[g·LEVEL2_LANES + t + m·LEVEL2_STRIDE]` summed in
+/// order of `m`, from `+0`.
+#[inline(always)]
+pub fn level2_lane_sum(partials: &[f32], g: usize, t: usize) -> f32 {
+    let mut s = 0.0f32;
+    let mut i = g * LEVEL2_LANES + t;
+    while i < partials.len() {
+        s += partials[i];
+        i += LEVEL2_STRIDE;
+    }
+    s
+}
+
+/// Level-2 group `g`'s sum: its [`LEVEL2_LANES`] lane sums ([`level2_lane_sum`]) joined by
+/// [`crate::reduce::halving_tree_sum`].
+pub fn level2_group_sum(partials: &[f32], g: usize) -> f32 {
+    let mut slots = [0.0f32; LEVEL2_LANES];
     for (t, slot) in slots.iter_mut().enumerate() {
-        let mut s = 0.0f32;
-        let mut i = t;
-        while i < partials.len() {
-            s += partials[i];
-            i += LEVEL2_THREADS;
-        }
-        *slot = s;
+        *slot = level2_lane_sum(partials, g, t);
     }
     crate::reduce::halving_tree_sum(&mut slots)
+}
+
+/// Level 2 of the deterministic gosa: the [`LEVEL2_GROUPS`] group sums ([`level2_group_sum`])
+/// joined by [`crate::reduce::halving_tree_sum`].
+pub fn level2_sum(partials: &[f32]) -> f32 {
+    let mut groups = [0.0f32; LEVEL2_GROUPS];
+    for (g, slot) in groups.iter_mut().enumerate() {
+        *slot = level2_group_sum(partials, g);
+    }
+    crate::reduce::halving_tree_sum(&mut groups)
 }
 
 /// Level 1 of the deterministic gosa for one row: the warp-tree sums of `ss²` over chunks of
@@ -161,6 +187,8 @@ pub fn gosa_tree(ss: &[f32], mk: u32, partials: &mut [f32]) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::vec;
+    use std::vec::Vec;
 
     #[test]
     fn sizes_and_counts() {
@@ -193,5 +221,39 @@ mod tests {
     fn level2_of_ones_counts() {
         assert_eq!(level2_sum(&[1.0; 1000]), 1000.0);
         assert_eq!(level2_sum(&[]), 0.0);
+        // Past one stride: lanes add several partials, every group is busy.
+        let n = 3 * LEVEL2_STRIDE + 12_345;
+        assert_eq!(level2_sum(&vec![1.0; n]), n as f32);
+        assert_eq!(level2_group_sum(&vec![1.0; n], 0), (3 * LEVEL2_LANES + LEVEL2_LANES) as f32);
+        assert_eq!(level2_group_sum(&vec![1.0; n], LEVEL2_GROUPS - 1), (3 * LEVEL2_LANES) as f32);
+    }
+
+    #[test]
+    fn level2_order_is_the_documented_one() {
+        // Every partial is added exactly once: integers sum exactly.
+        let n = 2 * LEVEL2_STRIDE + 777;
+        let v: Vec<f32> = (0..n).map(|i| (i % 1000) as f32).collect();
+        let exact: u64 = (0..n).map(|i| (i % 1000) as u64).sum();
+        assert_eq!(level2_sum(&v), exact as f32);
+        // The order: lane sums, group trees, a tree of groups, written out by hand.
+        let v: Vec<f32> = (0..n).map(|i| 1.0 + (i as f32) * 1.0e-3).collect();
+        let mut groups = [0.0f32; LEVEL2_GROUPS];
+        for (g, gs) in groups.iter_mut().enumerate() {
+            let mut slots = [0.0f32; LEVEL2_LANES];
+            for (t, slot) in slots.iter_mut().enumerate() {
+                let mut m = 0;
+                while g * LEVEL2_LANES + t + m * LEVEL2_STRIDE < n {
+                    *slot += v[g * LEVEL2_LANES + t + m * LEVEL2_STRIDE];
+                    m += 1;
+                }
+            }
+            *gs = crate::reduce::halving_tree_sum(&mut slots);
+        }
+        let want = crate::reduce::halving_tree_sum(&mut groups);
+        assert_eq!(level2_sum(&v).to_bits(), want.to_bits());
+        // Within n·ε·Σ of the f64 sum.
+        let f64_sum: f64 = v.iter().map(|&x| x as f64).sum();
+        let err = (level2_sum(&v) as f64 - f64_sum).abs();
+        assert!(err <= n as f64 * f32::EPSILON as f64 * f64_sum, "{err}");
     }
 }

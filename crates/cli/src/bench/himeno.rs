@@ -3,9 +3,9 @@
 //! to the bandwidth bound of the bytes each sweep must move.
 
 use lockstep::DeviceBuffer;
-use lockstep::himeno::Himeno;
 use lockstep::himeno::{self, HimenoProblem};
 use lockstep::himeno::{BYTES_PER_POINT, FLOPS_PER_POINT, gosa_via, interior};
+use lockstep::himeno::{Himeno, HimenoSweep};
 use lockstep::timing::time_gpu;
 use std::time::Instant;
 
@@ -29,10 +29,15 @@ pub struct Args {
     /// compare shapes.
     #[arg(long, value_delimiter = ',', default_value = "128x2")]
     block: Vec<String>,
-    /// i planes per block (each thread computes that many points along i); several,
-    /// comma-separated, to compare. The block column shows `XxY/planes`.
+    /// i planes per block (per thread: each thread computes that many points along i;
+    /// marching: the planes a block walks through); several, comma-separated, to compare. The
+    /// block column shows `sweep XxY/planes`.
     #[arg(long, value_delimiter = ',', default_value = "2")]
     planes: Vec<u32>,
+    /// Sweep kernels, comma-separated: thread (himeno_jacobi, points per thread), march
+    /// (himeno_jacobi_march, blocks marching along i with the pressure in shared memory).
+    #[arg(long, value_delimiter = ',', default_value = "thread")]
+    sweep: Vec<String>,
     /// Sweeps of the CPU versions (single thread and rayon), on sizes up to M; 0 skips them.
     #[arg(long, default_value_t = 2)]
     cpu_iters: u32,
@@ -65,6 +70,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             other => Err(anyhow::anyhow!("--modes: unknown {other:?} (plain, agg, tree)")),
         })
         .collect::<anyhow::Result<_>>()?;
+    let sweeps: Vec<(HimenoSweep, &str)> = args
+        .sweep
+        .iter()
+        .map(|m| match m.as_str() {
+            "thread" => Ok((HimenoSweep::PerThread, "thread")),
+            "march" => Ok((HimenoSweep::March, "march")),
+            other => Err(anyhow::anyhow!("--sweep: unknown {other:?} (thread, march)")),
+        })
+        .collect::<anyhow::Result<_>>()?;
     let gpu = crate::common::bench_gpu()?;
     let a = Himeno::new(&gpu)?;
     // Bandwidth yardstick: a device-to-device copy of 1 GiB.
@@ -81,7 +95,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.iters
     );
     println!(
-        "{:>4} {:>6} {:>7} {:>11} {:>11} {:>10} {:>10} {:>8}  gosa",
+        "{:>4} {:>6} {:>15} {:>11} {:>11} {:>10} {:>10} {:>8}  gosa",
         "size", "gosa", "block", "ms/sweep", "MFLOPS", "GB/s", "bound MF", "% bound"
     );
     for name in &args.sizes {
@@ -91,14 +105,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let mut state = a.himeno_upload(&pr)?;
         let mut combos = Vec::new();
         for m in &modes {
-            for s in &shapes {
-                for &q in &args.planes {
-                    combos.push((*m, *s, q));
+            for w in &sweeps {
+                for s in &shapes {
+                    for &q in &args.planes {
+                        combos.push((*m, *w, *s, q));
+                    }
                 }
             }
         }
-        for ((mode, mname), (bx, by), q) in combos {
-            let a = Himeno::new(&gpu)?.with_planes(q)?;
+        for ((mode, mname), (sweep, wname), (bx, by), q) in combos {
+            let a = Himeno::new(&gpu)?.with_sweep(sweep).with_planes(q)?;
+            let block = format!("{wname} {bx}x{by}/{q}");
             let t =
                 time_gpu(&gpu, 1, args.runs, || a.himeno_iterate_on_device(&mut state, args.iters, mode, (bx, by)))?;
             let per = t.median_ms() / args.iters as f64;
@@ -106,8 +123,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let gbs = BYTES_PER_POINT * pts / (per * 1e-3) / 1e9;
             let (_, gosa) = state.download()?;
             println!(
-                "{name:>4} {mname:>6} {:>7} {per:>11.4} {mflops:>11.0} {gbs:>10.0} {bound_mflops:>10.0} {:>7.1}%  {gosa:e}",
-                format!("{bx}x{by}/{q}"),
+                "{name:>4} {mname:>6} {block:>15} {per:>11.4} {mflops:>11.0} {gbs:>10.0} {bound_mflops:>10.0} {:>7.1}%  {gosa:e}",
                 100.0 * mflops / bound_mflops
             );
             if let Some(path) = &args.record {
@@ -131,7 +147,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                         gpu.name().to_string(),
                         name.to_uppercase(),
                         mname.to_string(),
-                        format!("{bx}x{by}/{q}"),
+                        block.clone(),
                         format!("{per:.4}"),
                         format!("{mflops:.0}"),
                         format!("{gbs:.0}"),
@@ -153,8 +169,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 let per = t0.elapsed().as_secs_f64() * 1e3 / args.cpu_iters as f64;
                 let mflops = FLOPS_PER_POINT * pts / (per * 1e-3) / 1e6;
                 println!(
-                    "{name:>4} {label:>6} {per:>11.3} {mflops:>11.0} {:>10} {:>10} {:>8}  {:e}",
-                    "-", "-", "-", r.gosa_seq
+                    "{name:>4} {label:>6} {:>15} {per:>11.4} {mflops:>11.0} {:>10} {:>10} {:>8}  {:e}",
+                    "-", "-", "-", "-", r.gosa_seq
                 );
             }
         }

@@ -9,8 +9,47 @@ use crate::launch::{Dims as LaunchDims, Grid1d, len_u32};
 use cust::memory::{DeviceBuffer, DeviceCopy, DevicePointer};
 use lockstep_shared::himeno::{self, OMEGA, gosa_via};
 
-/// Default i planes per block of the sweep (see [`Himeno::with_planes`]).
+/// Default i planes per block of the per-thread sweep (see [`Himeno::with_planes`]).
 pub const HIMENO_PLANES: u32 = 2;
+/// Default i planes a block of the marching sweep walks through: each block also loads the two
+/// planes around its run, so longer runs read less halo (`(q + 2)/q` planes of `p` per plane).
+pub const HIMENO_MARCH_PLANES: u32 = 8;
+
+/// Which kernel sweeps (see [`Himeno::with_sweep`]); the same bits either way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HimenoSweep {
+    /// `himeno_jacobi`: each thread computes its points of `planes` consecutive i planes, its
+    /// `p` neighbours read through the caches.
+    #[default]
+    PerThread,
+    /// `himeno_jacobi_march`: each block marches through `planes` consecutive i planes of its
+    /// `(k, j)` tile with the pressure of three planes (plus a halo) in shared memory.
+    March,
+}
+
+/// Largest dynamic shared memory of the marching sweep: four `(x + 2)·(y + 2)` f32 planes within
+/// the 48 KiB a launch gets without opting in.
+const MARCH_SHARED_MAX: u32 = 48 * 1024;
+
+/// The sweep kernels' parameters: `(dims, omega, a, b, c, bnd, wrk1, p, p_out, gosa, partials,
+/// prev, prev_len, sums, count)`.
+type SweepParams = (
+    Param<himeno::Dims>,
+    f32,
+    DevicePointer<f32>,
+    DevicePointer<f32>,
+    DevicePointer<f32>,
+    DevicePointer<f32>,
+    DevicePointer<f32>,
+    DevicePointer<f32>,
+    DevicePointer<f32>,
+    DevicePointer<f32>,
+    DevicePointer<f32>,
+    DevicePointer<f32>,
+    u32,
+    DevicePointer<f32>,
+    DevicePointer<u32>,
+);
 
 // SAFETY: `himeno::Dims` is a plain `#[repr(C)]` struct of numbers, copied bit for bit to the
 // kernel's parameter space, where the kernel reads the same layout.
@@ -29,7 +68,13 @@ pub struct HimenoDevice {
     p: [DeviceBuffer<f32>; 2],
     current: usize,
     gosa: DeviceBuffer<f32>,
-    partials: DeviceBuffer<f32>,
+    /// Level-1 partials of the tree, two sets: a sweep writes one while its launch does level 2
+    /// of the other (the previous sweep's).
+    partials: [DeviceBuffer<f32>; 2],
+    /// Level-2 group sums (`LEVEL2_GROUPS`).
+    sums: DeviceBuffer<f32>,
+    /// Level-2 groups finished in the running launch (0 between launches).
+    count: DeviceBuffer<u32>,
 }
 
 impl HimenoDevice {
@@ -47,27 +92,15 @@ impl HimenoDevice {
 /// The Himeno kernels, loaded and ready.
 pub struct Himeno<'g> {
     gpu: &'g Gpu,
-    planes: u32,
-    /// `(dims, omega, a, b, c, bnd, wrk1, p, p_out, gosa, partials)`.
+    /// Set by [`Himeno::with_planes`]; otherwise the sweep's default.
+    planes: Option<u32>,
+    sweep: HimenoSweep,
+    himeno_jacobi: Kernel<'g, SweepParams>,
+    himeno_jacobi_march: Kernel<'g, SweepParams>,
+    /// `(partials, len, sums, count, out)`.
     #[allow(clippy::type_complexity)]
-    himeno_jacobi: Kernel<
-        'g,
-        (
-            Param<himeno::Dims>,
-            f32,
-            DevicePointer<f32>,
-            DevicePointer<f32>,
-            DevicePointer<f32>,
-            DevicePointer<f32>,
-            DevicePointer<f32>,
-            DevicePointer<f32>,
-            DevicePointer<f32>,
-            DevicePointer<f32>,
-            DevicePointer<f32>,
-        ),
-    >,
-    /// `(partials, len, out)`.
-    himeno_gosa_reduce: Kernel<'g, (DevicePointer<f32>, u32, DevicePointer<f32>)>,
+    himeno_gosa_reduce:
+        Kernel<'g, (DevicePointer<f32>, u32, DevicePointer<f32>, DevicePointer<u32>, DevicePointer<f32>)>,
 }
 
 impl<'g> Himeno<'g> {
@@ -75,19 +108,28 @@ impl<'g> Himeno<'g> {
     pub fn new(gpu: &'g Gpu) -> Result<Self> {
         Ok(Himeno {
             gpu,
-            planes: HIMENO_PLANES,
+            planes: None,
+            sweep: HimenoSweep::PerThread,
             himeno_jacobi: gpu.kernel("himeno_jacobi")?,
+            himeno_jacobi_march: gpu.kernel("himeno_jacobi_march")?,
             himeno_gosa_reduce: gpu.kernel("himeno_gosa_reduce")?,
         })
     }
 
+    /// Chooses the sweep kernel (default [`HimenoSweep::PerThread`]).
+    pub fn with_sweep(mut self, sweep: HimenoSweep) -> Self {
+        self.sweep = sweep;
+        self
+    }
+
     /// Sets how many consecutive i planes each block of the Himeno sweep covers (default
-    /// [`HIMENO_PLANES`]; 2 and 4 load all of a thread's points before storing any).
+    /// [`HIMENO_PLANES`] per thread, where 2 and 4 load all of a thread's points before storing
+    /// any; [`HIMENO_MARCH_PLANES`] marching, the planes a block walks through).
     pub fn with_planes(mut self, planes: u32) -> Result<Self> {
         if planes == 0 || planes > 16 {
             return Err(Error::InvalidInput { what: "Himeno planes per block", why: format!("{planes}: use 1 to 16") });
         }
-        self.planes = planes;
+        self.planes = Some(planes);
         Ok(self)
     }
 
@@ -109,7 +151,9 @@ impl<'g> Himeno<'g> {
             p: [upload(&problem.p)?, upload(&problem.p)?],
             current: 0,
             gosa: zeroed::<f32>(1)?,
-            partials: zeroed::<f32>(partial_len.max(1))?,
+            partials: [zeroed::<f32>(partial_len.max(1))?, zeroed::<f32>(partial_len.max(1))?],
+            sums: zeroed::<f32>(himeno::LEVEL2_GROUPS)?,
+            count: zeroed::<u32>(1)?,
         })
     }
 
@@ -134,18 +178,46 @@ impl<'g> Himeno<'g> {
             });
         }
         let (mi, mj, mk) = (state.mi, state.mj, state.mk);
-        // Block z covers two i planes (see the kernel).
-        let dims =
-            LaunchDims::new([(mk - 2).div_ceil(bx), (mj - 2).div_ceil(by.max(1)), (mi - 2).div_ceil(2)], [bx, by, 1])?;
-        let partial_len = len_u32("gosa partials", state.partials.len())?;
+        // Block z covers `planes` i planes (the kernels derive the count from gridDim.z).
+        let planes = self.planes.unwrap_or(match self.sweep {
+            HimenoSweep::PerThread => HIMENO_PLANES,
+            HimenoSweep::March => HIMENO_MARCH_PLANES,
+        });
+        let dims = LaunchDims::new(
+            [(mk - 2).div_ceil(bx), (mj - 2).div_ceil(by.max(1)), (mi - 2).div_ceil(planes)],
+            [bx, by, 1],
+        )?;
+        let (kernel, shared) = match self.sweep {
+            HimenoSweep::PerThread => (&self.himeno_jacobi, 0),
+            HimenoSweep::March => {
+                // Four planes of (x + 2)·(y + 2) f32; x, y ≤ 1024 (LaunchDims checked the block).
+                let bytes = 16 * (bx + 2) * (by + 2);
+                if bytes > MARCH_SHARED_MAX {
+                    return Err(Error::InvalidInput {
+                        what: "Himeno block",
+                        why: format!(
+                            "{bx}x{by}: the marching sweep's four shared planes need {bytes} bytes, over \
+                             {MARCH_SHARED_MAX}"
+                        ),
+                    });
+                }
+                (&self.himeno_jacobi_march, bytes)
+            }
+        };
+        let partial_len = len_u32("gosa partials", state.partials[0].len())?;
+        let tree = gosa == gosa_via::TREE;
         let kdims = himeno::Dims { mi, mj, mk, gosa_via: gosa };
         let omega = OMEGA;
-        for _ in 0..iterations {
-            if gosa != gosa_via::TREE {
+        let (sums, count) = (state.sums.as_device_ptr(), state.count.as_device_ptr());
+        for it in 0..iterations {
+            if !tree {
                 // The atomics accumulate into gosa; the tree's level 2 overwrites it.
                 zero_async(self.gpu, &mut state.gosa)?;
             }
             let (src, dst) = (state.current, 1 - state.current);
+            // Sweep `it` writes partials[it % 2] and does level 2 of sweep it − 1's.
+            let (part, prev) = (it as usize % 2, 1 - it as usize % 2);
+            let prev_len = if tree && it > 0 { partial_len } else { 0 };
             let ptrs = [
                 state.a.as_device_ptr(),
                 state.b.as_device_ptr(),
@@ -155,17 +227,22 @@ impl<'g> Himeno<'g> {
                 state.p[src].as_device_ptr(),
                 state.p[dst].as_device_ptr(),
                 state.gosa.as_device_ptr(),
-                state.partials.as_device_ptr(),
+                state.partials[part].as_device_ptr(),
+                state.partials[prev].as_device_ptr(),
             ];
-            // SAFETY: parameters mirror `(dims: Dims, omega: f32, a, b, c, bnd, wrk1, p, p_out,
-            // gosa, partials)`; every array was uploaded with the lengths `HimenoProblem::check`
-            // verified for these extents; p and p_out are the two distinct buffers; partials has
-            // (mi−2)(mj−2)·chunks_per_row(mk) slots; blockDim.x is a multiple of 32, z is 1.
+            // Parameters mirror `(dims: Dims, omega: f32, a, b, c, bnd, wrk1, p, p_out, gosa,
+            // partials, prev, prev_len, sums, count)`; partials and prev (the other set) have
+            // (mi−2)(mj−2)·chunks_per_row(mk) slots each; sums has LEVEL2_GROUPS, count one u32
+            // left at 0 by the previous launch's last group; the marching sweep gets its four
+            // shared planes, 16·(x + 2)·(y + 2) bytes.
+            // SAFETY: that; every array was uploaded with the lengths `HimenoProblem::check`
+            // verified for these extents; p and p_out are the two distinct buffers; blockDim.x is
+            // a multiple of 32, z is 1.
             unsafe {
-                self.himeno_jacobi.launch(
+                kernel.launch(
                     self.gpu,
                     dims,
-                    0,
+                    shared,
                     (
                         Param(kdims),
                         omega,
@@ -178,17 +255,24 @@ impl<'g> Himeno<'g> {
                         ptrs[6],
                         ptrs[7],
                         ptrs[8],
+                        ptrs[9],
+                        prev_len,
+                        sums,
+                        count,
                     ),
                 )?
             };
-            if gosa == gosa_via::TREE {
-                let (pp, gp) = (state.partials.as_device_ptr(), state.gosa.as_device_ptr());
-                let one = Grid1d { blocks: 1, threads: himeno::LEVEL2_THREADS as u32 };
-                // SAFETY: parameters mirror `(partials: *const f32, len: u32, out: *mut f32)`;
-                // partials holds partial_len, out one f32; one block of LEVEL2_THREADS threads.
-                unsafe { self.himeno_gosa_reduce.launch(self.gpu, one, 0, (pp, partial_len, gp))? };
-            }
             state.current = dst;
+        }
+        if tree && iterations > 0 {
+            // Level 2 of the last sweep, on its own.
+            let last = (iterations as usize - 1) % 2;
+            let (pp, gp) = (state.partials[last].as_device_ptr(), state.gosa.as_device_ptr());
+            let groups = Grid1d { blocks: himeno::LEVEL2_GROUPS as u32, threads: himeno::LEVEL2_LANES as u32 };
+            // SAFETY: parameters mirror `(partials: *const f32, len: u32, sums, count, out)`;
+            // partials holds partial_len, sums LEVEL2_GROUPS, count one u32 at 0, out one f32;
+            // LEVEL2_GROUPS blocks of one dimension.
+            unsafe { self.himeno_gosa_reduce.launch(self.gpu, groups, 0, (pp, partial_len, sums, count, gp))? };
         }
         Ok(())
     }

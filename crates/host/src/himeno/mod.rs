@@ -9,7 +9,7 @@ mod problem;
 
 pub use cpu::{HimenoResult, himeno_par, himeno_seq};
 #[cfg(feature = "gpu")]
-pub use gpu::{HIMENO_PLANES, Himeno, HimenoDevice};
+pub use gpu::{HIMENO_MARCH_PLANES, HIMENO_PLANES, Himeno, HimenoDevice, HimenoSweep};
 pub use lockstep_shared::himeno::{BYTES_PER_POINT, FLOPS_PER_POINT, gosa_via, interior};
 pub use problem::{HIMENO_MAX_MI, HimenoProblem, grid_of};
 
