@@ -124,6 +124,54 @@ proptest! {
         }
     }
 
+    // s = 2 without trace, p ≤ S2_SIDE_MAX_P and a multiple of 32 groups runs
+    // `mg_standalone_s2t` (tables transposed after the build, the played side in the state):
+    // its winners equal the CPU's for m up to 7 (up to four table words, so four transposed
+    // rows a table), a partial last tile (n is odd), blocks up to 512, and one block looping
+    // over the trials (the workspace transposed again for each).
+    #[test]
+    fn mg_standalone_s2t_equals_cpu_on_larger_games(half in 20_000u64..60_000, k in 1u64..320, seed: u32, m in 1u32..=7, block in lean_blocks(), few in any::<bool>()) {
+        let gpu = gpu_or_skip!(); // the CPU games alone take minutes unoptimised
+        let params = MgParams::new(2 * half + 1, m, 2, 100, 32 * k);
+        let want = (3..6).map(|t| play(&params, seed, t, Some(0), false).map(|(o, _)| o)).collect::<Result<Vec<_>, _>>()?;
+        let got = Mg::with_block_size(gpu, block)?.play_standalone(&params, seed, 3, 3, few.then_some(1), false)?;
+        prop_assert_eq!(got.len(), want.len());
+        for (i, ((o, _), want)) in got.iter().zip(&want).enumerate() {
+            prop_assert_eq!(o, want, "trial {} block {} few {}", 3 + i, block, few);
+        }
+    }
+
+    // `mg_standalone_s2t`'s packed state holds |score difference| ≤ p ≤ S2_SIDE_MAX_P; one
+    // step more runs `mg_standalone_s2`. Both ends equal the CPU (long games of few agents,
+    // the block the launcher picks).
+    #[test]
+    fn mg_standalone_s2t_equals_cpu_at_its_p_limit(half in 16u64..1_500, k in 1u64..4, seed: u32, m in 1u32..=7, over in any::<bool>()) {
+        let gpu = gpu_or_skip!(); // the CPU games alone take minutes unoptimised
+        let n = 2 * half + 1;
+        let p = lockstep_shared::mg::S2_SIDE_MAX_P + over as u32;
+        let params = MgParams::new(n, m, 2, p, 32 * k.min(n / 32));
+        let (want, _) = play(&params, seed, 2, None, false)?;
+        prop_assert_eq!(&Mg::new(gpu)?.play_standalone(&params, seed, 2, 1, None, false)?[0].0, &want);
+    }
+
+    // The paper's Table 4 shape, smaller (1,024 groups, a partial last tile of 31 agents), in
+    // the block the launcher picks for this GPU (`Mg::new`) and in blocks of 128 and 352:
+    // every trial's winners equal the CPU's.
+    #[test]
+    fn mg_standalone_s2t_in_the_picked_block_equals_cpu(seed: u32, block in prop_oneof![Just(None), Just(Some(128u32)), Just(Some(352))]) {
+        let gpu = gpu_or_skip!(); // the CPU games alone take minutes unoptimised
+        let params = MgParams::new(131_071, 5, 2, 200, 1024);
+        let want = (0..4).map(|t| play(&params, seed, t, Some(0), false).map(|(o, _)| o)).collect::<Result<Vec<_>, _>>()?;
+        let mg = match block {
+            Some(b) => Mg::with_block_size(gpu, b)?,
+            None => Mg::new(gpu)?,
+        };
+        let got = mg.play_standalone(&params, seed, 0, 4, None, false)?;
+        for (i, ((o, _), want)) in got.iter().zip(&want).enumerate() {
+            prop_assert_eq!(o, want, "trial {} block {:?}", i, block);
+        }
+    }
+
     // More groups than the step kernel keeps resident threads: the kernel-per-step grid is
     // capped at one wave and threads stride over groups (the lean and the general kernels).
     #[test]

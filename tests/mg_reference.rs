@@ -427,3 +427,133 @@ fn dominant_period_finds_a_known_period() {
     let x: Vec<f64> = (0..512).map(|t| 0.001 * t as f64 + (t % 32) as f64 * -0.01).collect();
     assert_eq!(dominant_period(&x), 32.0);
 }
+
+/// `mg_standalone_s2t`'s storage emulated on the CPU with the kernel's index formulas (its
+/// parity on the GPU is `mg_parity`'s `mg_standalone_s2t_*`): the tables built in the device
+/// layout (`table_index`), each row's whole 32-agent tiles transposed as `transpose_tables_s2`
+/// does (lane `i` keeps the ballot of bit `i`: word `i·T + tile`), the passes of
+/// `s2_standalone` (batches of 8 at offsets `(i·G) / 32` from `h0 + a / 32` with the group's bit
+/// `g mod 32` when `G` is a multiple of 32 and the batch lies in whole tiles, single agents at
+/// `(h mod 32)·T + a / 32`, bit `a mod 32`, or their own word in the partial tile), and the
+/// packed `(d << 2) | (side << 1) | k` state through an `i16`. Returns the vote counts.
+fn play_s2t_emulated(params: &MgParams, seed: u32, trial: u64) -> Vec<u64> {
+    use lockstep_shared::mg::{
+        Agents, NoTrace, Pass, build_tables, next_history, settle_s2_side, vote_s2_side, winning_side,
+    };
+    struct Device<'a> {
+        params: MgParams,
+        g: u64,
+        tables: &'a mut [u32],
+    }
+    impl Agents for Device<'_> {
+        fn table(&self, j: u64, k: u32, w: u32) -> u32 {
+            self.tables[self.params.table_index(self.params.agent(self.g, j), k, w) as usize]
+        }
+        fn set_table(&mut self, j: u64, k: u32, w: u32, v: u32) {
+            self.tables[self.params.table_index(self.params.agent(self.g, j), k, w) as usize] = v;
+        }
+        fn score(&self, _: u64, _: u32) -> i32 {
+            0
+        }
+        fn set_score(&mut self, _: u64, _: u32, _: i32) {}
+    }
+    let (n, gs) = (params.n, params.groups);
+    let su = setup(params, seed, trial);
+    let mut rng = su.states.clone();
+    let mut tables = vec![0u32; (n * (params.s * params.words) as u64) as usize];
+    for g in 0..gs {
+        let mut dev = Device { params: *params, g, tables: &mut tables };
+        build_tables(params, params.group_len(g), &mut dev, &mut rng[g as usize], (g == 0) as u64, &mut NoTrace);
+    }
+    let full = n & !31;
+    let tiles = full >> 5;
+    for r in 0..(params.s * params.words) as u64 {
+        let row = (r * n) as usize;
+        let temp = tables[row..row + full as usize].to_vec();
+        for tile in 0..tiles {
+            for lane in 0..32u64 {
+                let ballot = (0..32u64).fold(0u32, |v, l| v | ((temp[(tile * 32 + l) as usize] >> lane) & 1) << l);
+                tables[row + (lane * tiles + tile) as usize] = ballot;
+            }
+        }
+    }
+    let mut state = vec![0i16; n as usize];
+    let mask = params.history_mask();
+    let (mut h_prev, mut w_prev, mut h_cur) = (su.h0, 0u32, su.h0);
+    let mut counts = Vec::new();
+    for k in 0..=params.p {
+        let pass = Pass::new(k, params.p, h_prev, w_prev, h_cur);
+        let (settle, vote) = (pass.settle.is_some(), pass.vote.is_some());
+        let ws = pass.settle.map_or(0, |(_, w)| w);
+        let hv = pass.vote.map_or(0, |(_, h)| h);
+        let r0 = ((hv >> 5) as u64 * n) as usize;
+        let t1 = (params.words as u64 * n) as usize;
+        let h0 = r0 + ((hv & 31) as u64 * tiles) as usize;
+        let narrow = settle && vote && gs < 1 << 28 && gs.is_multiple_of(32);
+        let mut ones = 0u64;
+        for g in 0..gs {
+            let mut cur = rng[g as usize];
+            let mut play = |x: i32, w0: u32, w1: u32, sh: u32| -> i16 {
+                let d = if settle { settle_s2_side(x, ws) } else { x >> 2 };
+                if vote {
+                    let (side, packed) = vote_s2_side(d, cur.next_u32(), w0 >> sh, w1 >> sh, 0);
+                    ones += side as u64;
+                    packed as i16
+                } else {
+                    (d << 2) as i16
+                }
+            };
+            let (mut left, mut a) = (params.group_len(g), g);
+            if narrow {
+                while left >= 8 && a + 7 * gs < full {
+                    let b0 = h0 + (a >> 5) as usize;
+                    for i in 0..8u64 {
+                        let o = ((gs as u32 * i as u32) >> 5) as usize;
+                        let ai = (a + i * gs) as usize;
+                        state[ai] = play(state[ai] as i32, tables[b0 + o], tables[b0 + o + t1], (g & 31) as u32);
+                    }
+                    a += 8 * gs;
+                    left -= 8;
+                }
+            }
+            while left > 0 {
+                let (o, sh) = if a < full {
+                    (((hv & 31) as u64 * tiles + (a >> 5)) as usize, (a & 31) as u32)
+                } else {
+                    (a as usize, hv & 31)
+                };
+                let (w0, w1) = if vote { (tables[r0 + o], tables[r0 + o + t1]) } else { (0, 0) };
+                state[a as usize] = play(state[a as usize] as i32, w0, w1, sh);
+                a += gs;
+                left -= 1;
+            }
+            if vote {
+                rng[g as usize] = cur;
+            }
+        }
+        if k == params.p {
+            break;
+        }
+        counts.push(ones);
+        w_prev = winning_side(ones, n);
+        h_prev = h_cur;
+        h_cur = next_history(h_cur, w_prev, mask);
+    }
+    counts
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: config().cases.min(64), ..config() })]
+
+    /// The transposed standalone storage (emulated) plays the CPU game: every vote count equal,
+    /// for group counts that are and are not multiples of 32, m up to 7 (several table words),
+    /// a partial last tile or none.
+    #[test]
+    fn mg_standalone_s2t_layout_plays_the_cpu_game(half in 16u64..2_000, m in 1u32..=7, p in 1u32..40, k in 1u64..40, odd in 0u64..3, seed: u32, trial in 0u64..4) {
+        let n = 2 * half + 1;
+        let g = (32 * k - odd.min(k * 32 - 1)).min(n);
+        let params = validate(n, m, 2, p, g).unwrap();
+        let (want, _) = play(&params, seed, trial, None, false).unwrap();
+        prop_assert_eq!(play_s2t_emulated(&params, seed, trial), want.ones);
+    }
+}

@@ -97,7 +97,7 @@ const LAUNCHED_BY: &[(&[&str], &str)] = &[
     (&["himeno_jacobi", "himeno_jacobi_march", "himeno_gosa_reduce"], "himeno"),
     (&["matmul_global_i32", "matmul_global_i64", "matmul_shared_i32", "matmul_shared_i64"], "multiply"),
     (&["mg_init_tables", "mg_step", "mg_step_s2", "mg_grid_sync", "mg_grid_sync_s2"], "play"),
-    (&["mg_standalone", "mg_standalone_s2"], "play_standalone"),
+    (&["mg_standalone", "mg_standalone_s2", "mg_standalone_s2t"], "play_standalone"),
     (&["mg_step_rank", "mg_step_rank_s2"], "passes_on_device"),
     (&["nbody_rank_global_f32", "nbody_rank_global_f64", "nbody_rank_shared_f32", "nbody_rank_shared_f64"], "run"),
     (

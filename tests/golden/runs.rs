@@ -292,6 +292,12 @@ fn game_bytes(b: Backend<'_>, s: u32, model: Model) -> Result<Vec<u8>> {
 }
 
 fn mg_runs(out: &mut Vec<Run>) {
+    // 32 groups: the GPU's standalone model runs `mg_standalone_s2t` (transposed tables)
+    out.push(run(
+        "mg/mean-standalone-s2t",
+        "n = 1001, m = 5, s = 2, p = 40, groups = 32, seed 2026, trials 3..8, mean winner ratio",
+        |b| Ok(le(&mg::mean_winners(b, &mg::validate(1001, 5, 2, 40, 32)?, 2026, 3, 5)?)),
+    ));
     for s in [2u32, 3] {
         let about = format!("n = 101, m = 3, s = {s}, p = 40, groups = 7, seed 2026");
         out.push(run(

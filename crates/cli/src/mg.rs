@@ -60,9 +60,10 @@ pub struct Args {
     /// CPU threads (0: all; 1: this thread alone). Same bits with any count.
     #[arg(long, default_value = "0", value_parser = common::u64_any)]
     threads: u64,
-    /// Threads per block (GPU models).
-    #[arg(long, default_value = "128", value_parser = common::u32_pos)]
-    block: u32,
+    /// Threads per block (GPU models; default: 128 for `step` and `grid-sync`, and the
+    /// standalone model picks its own from the kernel's occupancy on the GPU).
+    #[arg(long, value_parser = common::u32_pos)]
+    block: Option<u32>,
     /// Write the averaged winner ratio against the step as a PNG chart.
     #[arg(long)]
     plot: Option<PathBuf>,
@@ -153,7 +154,10 @@ pub fn run(a: Args) -> Result<()> {
             (ended, format!("CPU ({shown} threads)"))
         }
         Some(gpu) => {
-            let mg = Mg::with_block_size(gpu, a.block)?;
+            let mg = match a.block {
+                Some(block) => Mg::with_block_size(gpu, block)?,
+                None => Mg::new(gpu)?,
+            };
             bar.message(format!("{} {:?}", gpu.name(), a.model));
             let engine = match a.model {
                 Model::Standalone => Engine::GpuStandalone(&mg),
@@ -161,7 +165,12 @@ pub fn run(a: Args) -> Result<()> {
                 Model::GridSync => Engine::GpuGridSync(&mg, None),
             };
             let ended = run_resumable(engine, &mut state, &schedule, progress)?;
-            (ended, format!("{} ({:?}, block {})", gpu.name(), a.model, a.block))
+            let block = match (a.block, a.model) {
+                (Some(b), _) => b.to_string(),
+                (None, Model::Standalone) => "auto".into(),
+                (None, _) => mg.block_size().to_string(),
+            };
+            (ended, format!("{} ({:?}, block {block})", gpu.name(), a.model))
         }
     };
     bar.finish();

@@ -520,6 +520,32 @@ pub fn vote_s2(d: i32, u: u32, t0: u32, t1: u32, h: u32) -> (u32, i32) {
     (table_side(if k == 0 { t0 } else { t1 }, h), (d << 1) | k as i32)
 }
 
+/// Largest `p` of the lean standalone kernel's packed state `(d << 2) | (side << 1) | k` in
+/// an `i16` (see [`vote_s2_side`]): `4·p + 3 ≤ i16::MAX`.
+pub const S2_SIDE_MAX_P: u32 = 8_191;
+
+/// For `s = 2`: [`vote_s2`] whose packed state also keeps the side the agent played,
+/// `(d << 2) | (side << 1) | k`, so that settling needs no table word (the GPU's lean
+/// standalone kernel reads only the vote's table words, [`settle_s2_side`]). The same game as
+/// [`vote_s2`] and [`settle_s2`] (unit test below) while `p ≤` [`S2_SIDE_MAX_P`].
+#[inline(always)]
+pub fn vote_s2_side(d: i32, u: u32, t0: u32, t1: u32, h: u32) -> (u32, i32) {
+    let k = choose_s2(d, u);
+    let side = table_side(if k == 0 { t0 } else { t1 }, h);
+    (side, (d << 2) | (side << 1) as i32 | k as i32)
+}
+
+/// For `s = 2`: [`settle_s2`] from the packed state of [`vote_s2_side`] and the winning side
+/// `w` alone: the used table `k` gains 1 if the side it gave won and loses 1 otherwise;
+/// returns the new score difference `d`.
+#[inline(always)]
+pub fn settle_s2_side(state: i32, w: u32) -> i32 {
+    let d = state >> 2;
+    let side = ((state >> 1) & 1) as u32;
+    let delta = if side == w { 1 } else { -1 };
+    if state & 1 == 0 { d + delta } else { d - delta }
+}
+
 /// The history before step `k` from `h0` and the vote counts of steps `0..k`: only the last
 /// `m` winners matter, so at most `m` counts are read (`ones(t)` reads step `t`'s count).
 #[inline(always)]
@@ -592,6 +618,51 @@ mod tests {
         }
         assert!(((S2_MAX_P as i32) << 1) | 1 <= i16::MAX as i32);
         assert!((-(S2_MAX_P as i32)) << 1 >= i16::MIN as i32);
+    }
+
+    /// The standalone kernel's state with the played side (`vote_s2_side`, `settle_s2_side`)
+    /// plays exactly as `vote_s2`/`settle_s2`, through its `i16` storage, up to `|d| = p` at
+    /// `S2_SIDE_MAX_P` (agents whose score difference runs to both ends).
+    #[test]
+    fn lean_s2_side_state_equals_lean_state() {
+        let mut rng = Xsadd::new(2027);
+        let store = |v: i32| v as i16 as i32;
+        let mut extremes = [0i32; 2];
+        for case in 0..300u32 {
+            // the last cases: tables that always win or always lose, long games
+            let (t0, t1) = match case {
+                0 => (0, 0),
+                1 => (!0, !0),
+                2 => (0, !0),
+                3 => (!0, 0),
+                _ => (rng.next_u32(), rng.next_u32()),
+            };
+            // cases 0–2 run d up to +p, case 3 down to −p
+            let long = case < 4;
+            let steps = if long { S2_SIDE_MAX_P } else { 300 };
+            let (mut a, mut b) = (0i32, 0i32); // vote_s2's state, vote_s2_side's state
+            let mut last_h = None;
+            for _ in 0..steps {
+                let h = if long { 5 } else { rng.next_u32() & 31 };
+                let w = if long { [0, 1, 0, 0][case as usize] } else { rng.next_u32() >> 31 };
+                let u = rng.next_u32();
+                let (da, db) = match last_h {
+                    Some(hp) => (settle_s2(a, t0, t1, hp, w), settle_s2_side(b, w)),
+                    None => (a >> 1, b >> 2),
+                };
+                assert_eq!(da, db);
+                let (sa, pa) = vote_s2(da, u, t0, t1, h);
+                let (sb, pb) = vote_s2_side(db, u, t0, t1, h);
+                assert_eq!((sa, pa & 1), (sb, pb & 1));
+                assert_eq!(store(pb), pb, "the packed state fits an i16");
+                (a, b) = (pa, store(pb));
+                extremes = [extremes[0].max(db), extremes[1].min(db)];
+                last_h = Some(h);
+            }
+        }
+        assert_eq!(extremes, [S2_SIDE_MAX_P as i32 - 1, -(S2_SIDE_MAX_P as i32 - 1)]);
+        assert!(4 * S2_SIDE_MAX_P as i32 + 3 <= i16::MAX as i32);
+        assert!(-4 * (S2_SIDE_MAX_P as i32) >= i16::MIN as i32);
     }
 
     #[test]

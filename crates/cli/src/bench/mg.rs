@@ -66,9 +66,10 @@ pub struct Opts {
     /// Memory.
     #[arg(long, default_value_t = 5)]
     m: u32,
-    /// Threads per block.
-    #[arg(long, default_value_t = 128)]
-    block: u32,
+    /// Threads per block (default: the standalone model picks its own from the kernel's
+    /// occupancy on the GPU; the distributed models take 128).
+    #[arg(long, value_parser = crate::common::u32_pos)]
+    block: Option<u32>,
     /// Timed runs (after a small warm-up game).
     #[arg(long, default_value_t = 1)]
     runs: usize,
@@ -122,7 +123,10 @@ fn run_config(a: Opts) -> anyhow::Result<()> {
     let trials = a.trials.unwrap_or(t0);
     anyhow::ensure!(trials >= 1 && a.runs >= 1, "--trials and --runs must be at least 1");
     let gpu = crate::common::bench_gpu()?;
-    let mg = Mg::with_block_size(&gpu, a.block)?;
+    let mg = match a.block {
+        Some(block) => Mg::with_block_size(&gpu, block)?,
+        None => Mg::new(&gpu)?,
+    };
     let (free, total) = gpu.memory_info()?;
     println!(
         "GPU: {} ({:.1} GiB free of {:.1} GiB), module {}",
@@ -149,17 +153,18 @@ fn run_config(a: Opts) -> anyhow::Result<()> {
     match a.config {
         Config::Standalone => {
             let mut run = mg.prepare_standalone(&params, 2026, 0, trials, None, false)?;
-            let (regs, resident) = mg.standalone_occupancy(&params, false)?;
+            let (regs, resident) = mg.standalone_occupancy(&run)?;
             println!(
-                "standalone: {} blocks × {} threads for {trials} trials ({regs} registers per thread, {resident} blocks resident at once)",
+                "standalone: {} blocks × {} threads{} for {trials} trials ({regs} registers per thread, {resident} blocks resident at once)",
                 run.blocks(),
-                a.block
+                run.threads(),
+                if a.block.is_none() { " (picked for this GPU)" } else { "" }
             );
             let t = time_gpu(&gpu, 0, a.runs, || mg.run_standalone_on_device(&mut run))?;
             let out = mg.standalone_results(&run)?;
             anyhow::ensure!(out.len() as u64 == trials, "missing trials");
             rows.push(Row {
-                model: format!("GPU standalone, block {}", a.block),
+                model: format!("GPU standalone, block {}", run.threads()),
                 params,
                 trials,
                 secs: t.median_ms() / 1e3,
@@ -168,7 +173,7 @@ fn run_config(a: Opts) -> anyhow::Result<()> {
         Config::Distributed | Config::Scale => {
             let mut game = mg.prepare(&params, 2026, 0, false)?;
             let cap = mg.grid_sync_capacity(&params, false)?;
-            println!("grid-sync: {cap} co-resident blocks × {} threads", a.block);
+            println!("grid-sync: {cap} co-resident blocks × {} threads", mg.block_size());
             let mut models = vec![("GPU grid-sync", Distributed::GridSync { blocks: None })];
             if !a.no_step {
                 models.push(("GPU kernel-per-step", Distributed::KernelPerStep));
@@ -183,7 +188,12 @@ fn run_config(a: Opts) -> anyhow::Result<()> {
                     let o = mg.outcome(&game)?;
                     first.get_or_insert(o);
                 }
-                rows.push(Row { model: format!("{name}, block {}", a.block), params, trials, secs: total_ms / 1e3 });
+                rows.push(Row {
+                    model: format!("{name}, block {}", mg.block_size()),
+                    params,
+                    trials,
+                    secs: total_ms / 1e3,
+                });
             }
         }
     }

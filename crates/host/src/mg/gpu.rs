@@ -8,14 +8,17 @@ use crate::gpu::Gpu;
 use crate::gpu::{download, upload};
 use crate::kernel::{Kernel, KernelArgs, Param};
 use crate::launch::{Dims, Grid1d, block_size};
-use crate::mg::problem::{Outcome, Setup, Trace, draws_of_group, jump_table, setup_share, setups, trial_end, validate};
+use crate::mg::problem::{
+    Outcome, Setup, Trace, draws_of_group, jump_table, setup_share, setups, standalone_block, trial_end, validate,
+};
 use crate::mg::state::{GameState, normalize_s2, pack_s2, unpack_s2};
 use cust::device::DeviceAttribute;
 use cust::function::{BlockSize, FunctionAttribute};
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DevicePointer};
-use lockstep_shared::mg::{Layout, MgBuffers, MgParams, MgStandaloneBuffers, S2_MAX_P};
+use lockstep_shared::mg::{Layout, MgBuffers, MgParams, MgStandaloneBuffers, S2_MAX_P, S2_SIDE_MAX_P};
 
-/// Threads per block unless the caller chooses.
+/// Threads per block of the distributed models unless the caller chooses (the standalone
+/// model then picks its own, [`crate::mg::standalone_block`]).
 pub const DEFAULT_BLOCK: u32 = 128;
 
 /// Largest trace (draws + used tables) a run may record, in bytes.
@@ -106,6 +109,8 @@ type Standalone<'g> = Kernel<'g, (Param<MgParams>, Param<MgStandaloneBuffers>)>;
 pub struct Mg<'g> {
     gpu: &'g Gpu,
     block: u32,
+    /// Whether the standalone model picks its block size ([`Mg::new`]) instead of `block`.
+    auto: bool,
     init: Kernel<'g, (Param<MgParams>, Param<MgBuffers>)>,
     step: Step<'g>,
     grid_sync: GridSync<'g>,
@@ -113,6 +118,7 @@ pub struct Mg<'g> {
     step_s2: Step<'g>,
     grid_sync_s2: GridSync<'g>,
     standalone_s2: Standalone<'g>,
+    standalone_s2t: Standalone<'g>,
     step_rank: StepRank<'g>,
     step_rank_s2: StepRank<'g>,
 }
@@ -121,6 +127,15 @@ pub struct Mg<'g> {
 /// per-agent state is one `i16`, see `lockstep_shared::mg::choose_s2`).
 fn lean(params: &MgParams, trace: bool) -> bool {
     params.s == 2 && !trace && params.p <= S2_MAX_P
+}
+
+/// Whether the standalone model runs `mg_standalone_s2t` (tables transposed after the build,
+/// the played side in the state: about 4 bytes of memory traffic per agent-step instead of
+/// 12): a lean game with `p ≤ S2_SIDE_MAX_P` (its packed state's range) and a multiple of 32
+/// groups (a warp's 32 agents then share one table word; other group counts would play one
+/// agent a round trip there, so they keep `mg_standalone_s2`'s batches).
+fn transposed(params: &MgParams, trace: bool) -> bool {
+    lean(params, trace) && params.p <= S2_SIDE_MAX_P && params.groups.is_multiple_of(32)
 }
 
 /// A distributed game's device state, ready to run (again: [`Mg::run_on_device`] resets it).
@@ -245,17 +260,20 @@ fn alloc<T: DeviceCopy + cust::memory::bytemuck::Zeroable>(len: u64) -> Result<D
 }
 
 impl<'g> Mg<'g> {
-    /// Looks up the kernels; 128 threads per block.
+    /// Looks up the kernels; 128 threads per block in the distributed models, and in the
+    /// standalone model the block size [`crate::mg::standalone_block`] picks for the run from
+    /// the kernel's occupancy on this GPU (the same bits with any block size).
     pub fn new(gpu: &'g Gpu) -> Result<Self> {
-        Self::with_block_size(gpu, DEFAULT_BLOCK)
+        Ok(Mg { auto: true, ..Self::with_block_size(gpu, DEFAULT_BLOCK)? })
     }
 
-    /// As [`Mg::new`] with `threads` per block (a multiple of 32 up to 1024).
+    /// As [`Mg::new`] with `threads` per block (a multiple of 32 up to 1024) in every model.
     pub fn with_block_size(gpu: &'g Gpu, threads: u32) -> Result<Self> {
         let block = block_size(threads)?;
         let mg = Mg {
             gpu,
             block,
+            auto: false,
             init: gpu.kernel("mg_init_tables")?,
             step: gpu.kernel("mg_step")?,
             grid_sync: gpu.kernel("mg_grid_sync")?,
@@ -263,13 +281,15 @@ impl<'g> Mg<'g> {
             step_s2: gpu.kernel("mg_step_s2")?,
             grid_sync_s2: gpu.kernel("mg_grid_sync_s2")?,
             standalone_s2: gpu.kernel("mg_standalone_s2")?,
+            standalone_s2t: gpu.kernel("mg_standalone_s2t")?,
             step_rank: gpu.kernel("mg_step_rank")?,
             step_rank_s2: gpu.kernel("mg_step_rank_s2")?,
         };
         Ok(mg)
     }
 
-    /// Threads per block.
+    /// Threads per block (of the distributed models; of the standalone model too unless it
+    /// picks its own, see [`StandaloneRun::threads`]).
     pub fn block_size(&self) -> u32 {
         self.block
     }
@@ -277,17 +297,48 @@ impl<'g> Mg<'g> {
     /// Refuses a block size `f`'s registers do not allow (the general, trace-capable kernels
     /// need more registers than the `*_s2` ones, so their largest block is smaller).
     fn check_block<A: KernelArgs>(&self, f: &Kernel<'_, A>) -> Result<()> {
-        let max =
-            f.function().get_attribute(FunctionAttribute::MaxThreadsPerBlock).map_err(cuda("cuFuncGetAttribute"))?;
-        let max = max.max(0) as u32;
-        if self.block > max {
+        self.check_threads(f, self.block)
+    }
+
+    /// As [`Mg::check_block`] for `threads` per block.
+    fn check_threads<A: KernelArgs>(&self, f: &Kernel<'_, A>, threads: u32) -> Result<()> {
+        let max = max_threads(f)?;
+        if threads > max {
             return Err(Error::TooLarge {
                 what: "threads per block for this Minority Game kernel (its registers allow fewer)",
-                value: self.block as u64,
+                value: threads as u64,
                 max: max as u64,
             });
         }
         Ok(())
+    }
+
+    /// The standalone kernel that plays `params` (with or without `trace`).
+    fn standalone_kernel(&self, params: &MgParams, trace: bool) -> &Standalone<'g> {
+        if transposed(params, trace) {
+            &self.standalone_s2t
+        } else if lean(params, trace) {
+            &self.standalone_s2
+        } else {
+            &self.standalone
+        }
+    }
+
+    /// Threads per block of a standalone run of `trials` trials on `blocks` blocks: the chosen
+    /// block size, or with [`Mg::new`] the one [`standalone_block`] picks from the kernel's
+    /// occupancy on this GPU (the chosen size if none is resident).
+    fn standalone_threads(&self, params: &MgParams, trace: bool, blocks: u32, trials: u64) -> Result<u32> {
+        if !self.auto {
+            return Ok(self.block);
+        }
+        let f = self.standalone_kernel(params, trace);
+        let max = max_threads(f)?;
+        let mut resident = Vec::new();
+        for threads in (32..=max.min(crate::launch::MAX_THREADS_PER_BLOCK)).step_by(32) {
+            resident.push(self.resident_blocks_at(f, threads)? as u64);
+        }
+        let at = |threads: u32| resident.get((threads / 32 - 1) as usize).copied().unwrap_or(0);
+        Ok(standalone_block(params.groups, blocks as u64, trials, max, at).unwrap_or(self.block))
     }
 
     /// The most blocks of the grid-sync kernel that runs a game of `params` (with or without
@@ -297,21 +348,26 @@ impl<'g> Mg<'g> {
         self.resident_blocks(if lean(params, trace) { &self.grid_sync_s2 } else { &self.grid_sync })
     }
 
-    /// The standalone kernel that plays `params` (with or without `trace`): its registers per
-    /// thread and how many of its blocks can be resident at once on this GPU (per SM × SMs; a
-    /// standalone run of more trials than that needs a second wave).
-    pub fn standalone_occupancy(&self, params: &MgParams, trace: bool) -> Result<(u32, u32)> {
-        let f = if lean(params, trace) { &self.standalone_s2 } else { &self.standalone };
+    /// The kernel that plays standalone run `run`: its registers per thread and how many of
+    /// its blocks of [`StandaloneRun::threads`] can be resident at once on this GPU (per SM ×
+    /// SMs; a run on more blocks than that needs a second wave).
+    pub fn standalone_occupancy(&self, run: &StandaloneRun) -> Result<(u32, u32)> {
+        let f = self.standalone_kernel(&run.params, run.trace.is_some());
         let regs = f.function().get_attribute(FunctionAttribute::NumRegisters).map_err(cuda("cuFuncGetAttribute"))?;
-        Ok((regs.max(0) as u32, self.resident_blocks(f)?))
+        Ok((regs.max(0) as u32, self.resident_blocks_at(f, run.threads)?))
     }
 
     /// Blocks of `f` resident at once on this GPU (occupancy at this block size × SMs).
     fn resident_blocks<A: KernelArgs>(&self, f: &Kernel<'_, A>) -> Result<u32> {
+        self.resident_blocks_at(f, self.block)
+    }
+
+    /// Blocks of `f` of `threads` threads resident at once on this GPU (occupancy × SMs).
+    fn resident_blocks_at<A: KernelArgs>(&self, f: &Kernel<'_, A>, threads: u32) -> Result<u32> {
         self.gpu.bind()?;
         let per_sm = f
             .function()
-            .max_active_blocks_per_multiprocessor(BlockSize::x(self.block), 0)
+            .max_active_blocks_per_multiprocessor(BlockSize::x(threads), 0)
             .map_err(cuda("cuOccupancyMaxActiveBlocksPerMultiprocessor"))?;
         let sms = self.gpu.attribute(DeviceAttribute::MultiprocessorCount)?;
         Ok(per_sm.saturating_mul(sms.max(0) as u32))
@@ -705,11 +761,13 @@ impl<'g> Mg<'g> {
         } else {
             None
         };
+        let threads = self.standalone_threads(&params, trace.is_some(), nblocks, trials)?;
         let nb = nblocks as u64;
         Ok(StandaloneRun {
             params,
             trials,
             blocks: nblocks,
+            threads,
             setups,
             tables: alloc(nb * params.n * (params.s * params.words) as u64)?,
             scores: alloc(nb * params.n * params.s as u64)?,
@@ -738,12 +796,13 @@ impl<'g> Mg<'g> {
             trace_used: run.trace.as_ref().map_or(0, |t| t.1.as_device_ptr().as_raw()),
             draw_stride: run.trace.as_ref().map_or(0, |t| t.2),
         };
-        let dims = Dims::new([run.blocks, 1, 1], [self.block, 1, 1])?;
-        let f = if lean(&params, run.trace.is_some()) { &self.standalone_s2 } else { &self.standalone };
-        self.check_block(f)?;
-        // SAFETY: parameters mirror `(params: MgParams, sb: MgStandaloneBuffers)` of both kernels
-        // (_s2: s = 2, no trace); buffers allocated by `prepare_standalone` for `run.blocks`
-        // workspaces and `run.trials`.
+        let dims = Dims::new([run.blocks, 1, 1], [run.threads, 1, 1])?;
+        let f = self.standalone_kernel(&params, run.trace.is_some());
+        self.check_threads(f, run.threads)?;
+        // SAFETY: parameters mirror `(params: MgParams, sb: MgStandaloneBuffers)` of the three
+        // kernels (_s2: s = 2, no trace; _s2t also p ≤ S2_SIDE_MAX_P, and `Dims` holds a block of
+        // a multiple of 32 threads: `block_size` or `standalone_block`); buffers allocated by
+        // `prepare_standalone` for `run.blocks` workspaces and `run.trials`.
         unsafe { f.launch(self.gpu, dims, 0, (Param(params), Param(sb))) }
     }
 
@@ -800,6 +859,7 @@ pub struct StandaloneRun {
     params: MgParams,
     trials: u64,
     blocks: u32,
+    threads: u32,
     setups: Vec<Setup>,
     tables: DeviceBuffer<u32>,
     scores: DeviceBuffer<i32>,
@@ -816,4 +876,15 @@ impl StandaloneRun {
     pub fn blocks(&self) -> u32 {
         self.blocks
     }
+
+    /// Threads per block (chosen, or picked for the run: see [`Mg::new`]).
+    pub fn threads(&self) -> u32 {
+        self.threads
+    }
+}
+
+/// The most threads per block `f`'s registers allow.
+fn max_threads<A: KernelArgs>(f: &Kernel<'_, A>) -> Result<u32> {
+    let max = f.function().get_attribute(FunctionAttribute::MaxThreadsPerBlock).map_err(cuda("cuFuncGetAttribute"))?;
+    Ok(max.max(0) as u32)
 }

@@ -18,8 +18,8 @@ pub use gpu::{
 };
 pub use lockstep_shared::mg::MgParams;
 pub use problem::{
-    JumpTable, MAX_P, Outcome, Setup, Trace, draws_of_group, setup, setup_share, setups, trial_end, validate,
-    winner_ratio,
+    JumpTable, MAX_P, Outcome, Setup, Trace, draws_of_group, setup, setup_share, setups, standalone_block, trial_end,
+    validate, winner_ratio,
 };
 pub use resume::{Ended, Engine, Schedule, run_resumable};
 pub use state::{FAMILY, GameState, RunState, identity, normalize_s2, pack_s2, unpack_s2};

@@ -227,3 +227,74 @@ pub fn winner_ratio(sum: &[u64], n: u64, trials: u64) -> Vec<f64> {
     let denom = n as f64 * trials as f64;
     sum.iter().map(|&s| s as f64 / denom).collect()
 }
+
+/// Threads per block for the standalone model (one game per block) when the caller did not
+/// choose one: among the multiples of 32 up to `max_threads`, the one with the least modelled
+/// time, ties to the smaller block. The model counts the serial work on a block's critical
+/// path: its slowest thread plays `⌈groups / threads⌉` groups a step (a group's agents are one
+/// stream, so its draws are in order), a block plays `⌈trials / blocks⌉` games one after the
+/// other, and `blocks` blocks of which `resident(threads)` fit the GPU at once run in
+/// `⌈blocks / resident⌉` waves. `None` when no block size has a resident block.
+///
+/// For the paper's Table 4 (1,024 groups, 224 trials) on a 132-SM H100/H200 at 80 registers
+/// this is 352: two blocks an SM (264 resident), three groups per thread; 128 (the
+/// distributed models' default) is eight groups per thread, 512 one block an SM (two waves).
+/// The results do not depend on it: the group layout makes every block size give the same bits.
+pub fn standalone_block(
+    groups: u64,
+    blocks: u64,
+    trials: u64,
+    max_threads: u32,
+    resident: impl Fn(u32) -> u64,
+) -> Option<u32> {
+    let blocks = blocks.max(1);
+    let mut best: Option<(u128, u32)> = None;
+    for threads in (32..=max_threads.min(crate::launch::MAX_THREADS_PER_BLOCK)).step_by(32) {
+        let r = resident(threads);
+        if r == 0 {
+            continue;
+        }
+        let cost =
+            blocks.div_ceil(r) as u128 * trials.div_ceil(blocks) as u128 * groups.div_ceil(threads as u64) as u128;
+        if best.is_none_or(|(c, _)| cost < c) {
+            best = Some((cost, threads));
+        }
+    }
+    best.map(|(_, t)| t)
+}
+
+#[cfg(test)]
+mod block_tests {
+    use super::standalone_block;
+
+    /// Blocks per SM for a kernel of `regs` registers a thread (64 Ki registers, at most 32
+    /// blocks and 2,048 threads an SM, registers allocated per warp in units of 256).
+    fn per_sm(regs: u32, threads: u32) -> u64 {
+        let warp_regs = (regs * 32).div_ceil(256) * 256;
+        let warps = threads / 32;
+        let by_regs = 65_536 / (warp_regs * warps);
+        by_regs.min(32).min(2048 / threads) as u64
+    }
+
+    #[test]
+    fn table_4_picks_two_blocks_of_352_an_sm() {
+        // 132 SMs (H100 SXM, H200), mg_standalone_s2 at 80 registers
+        let pick = standalone_block(1024, 224, 224, 768, |t| per_sm(80, t) * 132);
+        assert_eq!(pick, Some(352));
+        // 114 SMs (H100 PCIe): 228 resident blocks of 352 still hold all 224 games
+        assert_eq!(standalone_block(1024, 224, 224, 768, |t| per_sm(80, t) * 114), Some(352));
+    }
+
+    #[test]
+    fn small_and_odd_games() {
+        // fewer groups than a warp: one warp
+        assert_eq!(standalone_block(20, 3, 3, 1024, |t| per_sm(80, t) * 132), Some(32));
+        // 64 groups: one group a thread
+        assert_eq!(standalone_block(64, 3, 3, 1024, |t| per_sm(80, t) * 132), Some(64));
+        // more trials than blocks: the blocks loop over trials; waves still counted
+        let pick = standalone_block(1024, 10, 1000, 768, |t| per_sm(80, t) * 4).unwrap();
+        assert_eq!(pick % 32, 0);
+        // no block size resident: none
+        assert_eq!(standalone_block(1024, 224, 224, 1024, |_| 0), None);
+    }
+}

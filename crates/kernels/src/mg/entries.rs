@@ -230,7 +230,7 @@ pub(super) unsafe fn grid_sync_impl<const S2: bool>(
 pub unsafe extern "ptx-kernel" fn mg_standalone(params: MgParams, sb: MgStandaloneBuffers) {
     let votes = shared_array![MG_STANDALONE_VOTES: [u64; 3]];
     // SAFETY: forwarded from the launch contract.
-    unsafe { standalone_impl::<false>(params, sb, votes) }
+    unsafe { standalone_impl::<false, false>(params, sb, votes) }
 }
 
 /// [`mg_standalone`] for `s = 2` without trace.
@@ -241,11 +241,31 @@ pub unsafe extern "ptx-kernel" fn mg_standalone(params: MgParams, sb: MgStandalo
 pub unsafe extern "ptx-kernel" fn mg_standalone_s2(params: MgParams, sb: MgStandaloneBuffers) {
     let votes = shared_array![MG_STANDALONE_S2_VOTES: [u64; 3]];
     // SAFETY: forwarded from the launch contract.
-    unsafe { standalone_impl::<true>(params, sb, votes) }
+    unsafe { standalone_impl::<true, false>(params, sb, votes) }
 }
 
+/// [`mg_standalone_s2`] with the tables transposed after the build (one word a table for a
+/// warp's 32 agents, [`transpose_tables_s2`]) and the played side kept in the state, so a step
+/// reads 2 bytes of state and about 1/4 byte of tables per agent instead of 10
+/// ([`s2_standalone`]). The same game, bit for bit.
+///
+/// # Safety
+/// As [`mg_standalone_s2`]; `params.p ≤ S2_SIDE_MAX_P`; blocks of a multiple of 32 threads.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn mg_standalone_s2t(params: MgParams, sb: MgStandaloneBuffers) {
+    let votes = shared_array![MG_STANDALONE_S2T_VOTES: [u64; 3]];
+    // SAFETY: forwarded from the launch contract.
+    unsafe { standalone_impl::<true, true>(params, sb, votes) }
+}
+
+/// The standalone kernels' body; `S2T` (with `S2`): `mg_standalone_s2t`'s transposed tables
+/// and pass.
 #[inline(always)]
-pub(super) unsafe fn standalone_impl<const S2: bool>(params: MgParams, sb: MgStandaloneBuffers, votes: *mut u64) {
+pub(super) unsafe fn standalone_impl<const S2: bool, const S2T: bool>(
+    params: MgParams,
+    sb: MgStandaloneBuffers,
+    votes: *mut u64,
+) {
     let t = thread_idx_x() as u64;
     let threads = block_dim_x() as u64;
     let block = block_idx_x() as u64;
@@ -287,13 +307,20 @@ pub(super) unsafe fn standalone_impl<const S2: bool>(params: MgParams, sb: MgSta
         // SAFETY: workspace sizes per the contract; this thread's groups only.
         unsafe { build_groups(&params, &b, t, threads) };
         sync_threads();
+        if S2T {
+            // SAFETY: the tables are built (barrier above); s = 2 and blocks of a multiple of
+            // 32 threads (the launch contract).
+            unsafe { transpose_tables_s2(&params, &b, t, threads) };
+        }
         let mask = params.history_mask();
         let (mut h_prev, mut w_prev, mut h_cur) = (h0, 0u32, h0);
         for k in 0..=params.p {
             let pass = Pass::new(k, params.p, h_prev, w_prev, h_cur);
             // SAFETY: as above.
             let mine = unsafe {
-                if S2 {
+                if S2T {
+                    pass_standalone_s2t(&params, &b, pass, t, threads)
+                } else if S2 {
                     pass_groups_s2::<true>(&params, &b, pass, t, threads)
                 } else {
                     pass_groups::<false>(&params, &b, pass, t, threads)

@@ -10,7 +10,7 @@ use lockstep_cuda_std::prelude::*;
 use lockstep_cuda_std::thread::grid_size_1d;
 use lockstep_shared::mg::{
     Agents, MgBuffers, MgParams, MgStandaloneBuffers, Pass, Recorder, build_tables, group_pass, history_before,
-    next_history, settle_s2, vote_s2, winning_side,
+    next_history, settle_s2, settle_s2_side, vote_s2, vote_s2_side, winning_side,
 };
 use lockstep_shared::xsadd::Xsadd;
 

@@ -1,5 +1,6 @@
-//! The lean `s = 2` pass of the `*_s2` kernels: one packed `i16` state per agent, agents in
-//! batches whose loads are all issued before the first store.
+//! The lean `s = 2` passes of the `*_s2` kernels: one packed `i16` state per agent, agents in
+//! batches whose loads are all issued before the first store; `mg_standalone_s2t`'s pass reads
+//! its tables transposed (one word a table for a warp's 32 agents) and keeps the played side.
 
 use super::*;
 
@@ -310,4 +311,212 @@ pub(super) fn s2_play<const SETTLE: bool, const VOTE: bool>(
         out = packed;
     }
     out
+}
+
+/// The table layout of `mg_standalone_s2t`, made from the built tables between the
+/// build and pass 0: in every row (table `k`, word `w`: `n` words at `(k·W + w)·n`) the words of
+/// the agents in whole 32-agent tiles (`a < n_full = n − n mod 32`, `T = n_full / 32` tiles)
+/// are transposed so that word `i·T + a div 32` holds bit `i` (history `32·w + i`) of the 32
+/// agents of tile `a div 32`, agent `a` at bit `a mod 32`; the last `n mod 32` agents keep their
+/// words (`row[a]`, bit `h mod 32`). A step then reads one word a table for a warp's 32 agents
+/// instead of one each, and 8 consecutive tiles share a 32-byte sector.
+///
+/// Each row is copied to the scores buffer past the `n` `i16` states (words `⌈n/2⌉ …`; the
+/// buffer holds `n·s = 2n` words), then each warp turns tiles `warp, warp + warps, …` with 32
+/// ballots. Every thread of the block calls it (it has block barriers).
+///
+/// # Safety
+/// As [`build_groups`], after the tables are built and a block barrier; `params.s == 2`; the
+/// block's threads are `threads`, a multiple of 32, with `t` this thread's index.
+#[inline(always)]
+pub(super) unsafe fn transpose_tables_s2(params: &MgParams, b: &MgBuffers, t: u64, threads: u64) {
+    let n = params.n;
+    let full = n & !31;
+    let tiles = full >> 5;
+    let rows = (params.s * params.words) as u64;
+    let tables = b.tables as *mut u32;
+    let temp = (b.scores as *mut u32).wrapping_add(n.div_ceil(2) as usize);
+    let lane = t & 31;
+    for r in 0..rows {
+        let row = tables.wrapping_add((r * n) as usize);
+        let mut i = t;
+        while i < full {
+            // SAFETY: i < n_full ≤ n: inside row r's n words and the n temporary words
+            // (⌈n/2⌉ + n ≤ 2n words of this block's scores).
+            unsafe { *temp.add(i as usize) = *row.add(i as usize) };
+            i += threads;
+        }
+        sync_threads();
+        let mut tile = t >> 5;
+        while tile < tiles {
+            // SAFETY: 32·tile + lane < n_full: inside the temporary words.
+            let word = unsafe { *temp.add((tile * 32 + lane) as usize) };
+            let mut mine = 0u32;
+            for bit in 0..32u64 {
+                // `tile` is the same in every lane of the warp and all 32 lanes are here.
+                let v = warp_vote_ballot(FULL_MASK, (word >> bit) & 1 != 0);
+                if bit == lane {
+                    mine = v;
+                }
+            }
+            // SAFETY: lane·T + tile < 32·T = n_full: inside row r; each word has one writer.
+            unsafe { *row.add((lane * tiles + tile) as usize) = mine };
+            tile += threads >> 5;
+        }
+        sync_threads();
+    }
+}
+
+/// `*base.add(i / 32)` from global memory (`ld.global.u32`), `i` a 32-bit element offset of
+/// the agents' states: a batch's table words then share the states' offsets `j·G` (`G` a
+/// multiple of 32), so no second set of offsets stays live (as `lockstep_cuda_std::memory`).
+///
+/// # Safety
+/// `base` is a generic pointer into a device allocation and `base + i / 32` is in bounds;
+/// nothing writes it concurrently.
+#[inline(always)]
+unsafe fn load_tile_word(base: *const u32, i: u32) -> u32 {
+    let v: u32;
+    // SAFETY: the caller guarantees a valid, aligned global address.
+    unsafe {
+        core::arch::asm!("{{ .reg .u32 lw; .reg .u64 la; shr.u32 lw, {i}, 5; mul.wide.u32 la, lw, 4; add.s64 la, la, {b}; cvta.to.global.u64 la, la; ld.global.u32 {v}, [la]; }}",
+            v = out(reg32) v, i = in(reg32) i, b = in(reg64) base, options(nostack, readonly, preserves_flags))
+    };
+    v
+}
+
+/// The lean pass of `mg_standalone_s2t`: one monomorphised loop per kind of pass (settle and
+/// vote, vote only: pass 0, settle only: pass p), [`s2_standalone`].
+///
+/// # Safety
+/// As [`s2_standalone`].
+#[inline(always)]
+pub(super) unsafe fn pass_standalone_s2t(params: &MgParams, b: &MgBuffers, pass: Pass, first: u64, stride: u64) -> u64 {
+    // SAFETY: forwarded (every arm).
+    unsafe {
+        match (pass.settle, pass.vote) {
+            (Some(_), Some(_)) => s2_standalone::<true, true>(params, b, pass, first, stride),
+            (None, _) => s2_standalone::<false, true>(params, b, pass, first, stride),
+            (Some(_), None) => s2_standalone::<true, false>(params, b, pass, first, stride),
+        }
+    }
+}
+
+/// The pass of `mg_standalone_s2t` ([`pass_standalone_s2t`], one kind of pass,
+/// `SETTLE`/`VOTE` as `pass` says): per agent one packed `i16` state `(d << 2) | (side << 1) | k`
+/// (`lockstep_shared::mg::vote_s2_side`: settling needs no table word) and the vote's two
+/// table words in the layout of [`transpose_tables_s2`]. Per agent-step 2 bytes of state are
+/// read and written and about 1/4 byte of tables read (12 bytes in [`s2_groups_standalone`]).
+/// Batches as there when `G` is a multiple of 32 (a warp's lanes, consecutive groups, then
+/// play the 32 agents of one tile, each at its group's bit `g mod 32`); a batch whose last agent
+/// is in the partial tile, the last `len mod 8` agents, and every agent of other `G` are
+/// played one round trip each.
+///
+/// # Safety
+/// As [`build_groups`], after [`transpose_tables_s2`]; `params.s == 2`,
+/// `params.p ≤ S2_SIDE_MAX_P`, the states zeroed before pass 0.
+#[inline(always)]
+pub(super) unsafe fn s2_standalone<const SETTLE: bool, const VOTE: bool>(
+    params: &MgParams,
+    b: &MgBuffers,
+    pass: Pass,
+    first: u64,
+    stride: u64,
+) -> u64 {
+    let n = params.n;
+    let full = n & !31;
+    let tiles = full >> 5;
+    let gs = params.groups;
+    let ws = match pass.settle {
+        Some((_, w)) => w,
+        None => 0,
+    };
+    let hv = match pass.vote {
+        Some((_, h)) => h,
+        None => 0,
+    };
+    // Row `hv div 32` of table 0 (table 1's is W·n words on); in it the transposed words of
+    // history hv start at (hv mod 32)·T.
+    let tables = b.tables as *const u32;
+    let r0 = tables.wrapping_add(((hv >> 5) as u64 * n) as usize);
+    let t1 = (params.words as u64 * n) as usize;
+    let h0 = r0.wrapping_add(((hv & 31) as u64 * tiles) as usize);
+    let state = b.scores as *mut i16;
+    let rng = b.rng as *mut Xsadd;
+    // Batches with 32-bit offsets in the hot pass kind only (every pass but the first and the
+    // last).
+    let narrow = SETTLE && VOTE && gs < 1 << 28 && gs.is_multiple_of(32);
+    let step32 = gs as u32;
+    let mut ones = 0u64;
+    let mut g = first;
+    while g < gs {
+        // SAFETY: g < G generators (a settle-only pass draws nothing: no copy).
+        let mut cur = if VOTE { unsafe { *rng.add(g as usize) } } else { Xsadd { s: [0; 4] } };
+        let mut play = |x: i32, w0: u32, w1: u32, sh: u32| -> i32 {
+            let d = if SETTLE { settle_s2_side(x, ws) } else { x >> 2 };
+            if VOTE {
+                let (side, packed) = vote_s2_side(d, cur.next_u32(), w0 >> sh, w1 >> sh, 0);
+                ones += side as u64;
+                packed
+            } else {
+                d << 2
+            }
+        };
+        let mut left = params.group_len(g);
+        let mut a = g;
+        // With G a multiple of 32, agents of group g in whole tiles are at bit g mod 32 of
+        // their tile's word.
+        let lane = (g & 31) as u32;
+        if narrow {
+            // Whole batches inside the whole tiles: every load of the batch, then the agents
+            // in order, through `ld.global`/`st.global` at the 32-bit offsets i·G from three
+            // per-batch bases (states; tile words of tables 0 and 1 at offsets i·G / 32).
+            // SAFETY (every use below): agent a + i·G < n_full for i < 8 (the loop's
+            // condition), so a + i·G is inside the n states and (a + i·G) div 32 + (hv mod 32)·T
+            // < 32·T inside each row's n words; only this thread touches group g's agents.
+            while left >= S2_BATCH as u64 && a + 7 * gs < full {
+                let bs = state.wrapping_add(a as usize);
+                let b0 = h0.wrapping_add((a >> 5) as usize);
+                let b1 = b0.wrapping_add(t1);
+                macro_rules! batch {
+                    ($($i:literal => $x:ident),*) => {{
+                        // SAFETY: see above.
+                        $( let $x = unsafe { (load_global_i16(bs, step32 * $i), load_tile_word(b0, step32 * $i), load_tile_word(b1, step32 * $i)) }; )*
+                        $( {
+                            let out = play($x.0, $x.1, $x.2, lane);
+                            // SAFETY: see above.
+                            unsafe { store_global_i16(bs, step32 * $i, out) };
+                        } )*
+                    }};
+                }
+                batch!(0 => x0, 1 => x1, 2 => x2, 3 => x3, 4 => x4, 5 => x5, 6 => x6, 7 => x7);
+                a += gs * S2_BATCH as u64;
+                left -= S2_BATCH as u64;
+            }
+        }
+        while left > 0 {
+            // Agent a's word (offset in the row) and bit.
+            let (o, sh) = if a < full {
+                (((hv & 31) as u64 * tiles + (a >> 5)) as usize, (a & 31) as u32)
+            } else {
+                (a as usize, hv & 31)
+            };
+            // SAFETY: a < n: inside the n states, and o inside each row's n words (< n_full
+            // for an agent in a whole tile, else its own word); only this thread touches
+            // group g's agents.
+            unsafe {
+                let x = *state.add(a as usize) as i32;
+                let (w0, w1) = if VOTE { (*r0.add(o), *r0.add(o + t1)) } else { (0, 0) };
+                *state.add(a as usize) = play(x, w0, w1, sh) as i16;
+            }
+            a += gs;
+            left -= 1;
+        }
+        if VOTE {
+            // SAFETY: as above (a settle-only pass draws nothing).
+            unsafe { *rng.add(g as usize) = cur };
+        }
+        g += stride;
+    }
+    ones
 }
