@@ -203,8 +203,25 @@ fn nbody_rank_kernels_equal_the_one_gpu_run() -> Result<(), Box<dyn std::error::
         let (p32, s32) = (Params { g: 1.1f32, eps: 0.05, dt: 0.01 }, s0.convert::<f32>());
         let mut want32 = s32.clone();
         nbody::run_seq(&p32, &mut want32, 2)?;
+        // One lane per body (the `nbody_rank_*` kernels) against its own CPU twin.
+        let (mut one, mut one32) = (s0.clone(), s32.clone());
+        nbody::run_seq_split(&p, &mut one, 2, 0)?;
+        nbody::run_seq_split(&p32, &mut one32, 2, 0)?;
         for k in RANKS {
             for method in [Method::Global, Method::Shared] {
+                let got = CpuGroup::run(k, |c| {
+                    let (mut a, mut a32) = (s0.clone(), s32.clone());
+                    nbody::dist::run_split(c, Backend::Gpu(gpu), method, &p, &mut a, 2, 0)?;
+                    nbody::dist::run_split(c, Backend::Gpu(gpu), method, &p32, &mut a32, 2, 0)?;
+                    Ok((a, a32))
+                })?;
+                for (r, (a, a32)) in got.iter().enumerate() {
+                    let what = format!("n = {n} k = {k} rank {r} {method:?} one lane per body on the GPU");
+                    same(&a.pos, &one.pos, &format!("f64 positions, {what}"));
+                    same(&a.vel, &one.vel, &format!("f64 velocities, {what}"));
+                    same(&a32.pos, &one32.pos, &format!("f32 positions, {what}"));
+                    same(&a32.vel, &one32.vel, &format!("f32 velocities, {what}"));
+                }
                 let got = CpuGroup::run(k, |c| {
                     let mut s = s0.clone();
                     nbody::dist::run(c, Backend::Gpu(gpu), method, &p, &mut s, 2)?;

@@ -126,6 +126,16 @@ fn matrix_shapes_and_tiles_are_checked() {
 }
 
 #[test]
+fn nbody_cpu_split_refuses_more_than_32_lanes() {
+    let (p, s0) = good();
+    let mut s = s0.clone();
+    let e = lockstep::nbody::run_seq_split(&p, &mut s, 1, 6).unwrap_err();
+    assert!(matches!(e, Error::InvalidInput { what: "split shift", .. }), "{e}");
+    assert_eq!(s, s0);
+    lockstep::nbody::run_seq_split(&p, &mut s, 1, 5).unwrap();
+}
+
+#[test]
 fn nbody_launcher_refuses_bad_input_without_launching() -> Result<(), TestCaseError> {
     let gpu = gpu_or_skip!();
     for bad in [0, 16, 48, 2048] {
@@ -153,6 +163,10 @@ fn nbody_launcher_refuses_bad_input_without_launching() -> Result<(), TestCaseEr
         }
     }
     let nb = Nbody::new(gpu).unwrap();
+    assert!(matches!(
+        Nbody::new(gpu).unwrap().with_split_shift(6),
+        Err(Error::InvalidInput { what: "split shift", .. })
+    ));
     let mut s = s0.clone();
     let e = nb.run(Method::Shared, Mode::Exact, &Params { dt: -1.0, ..p }, &mut s, 5).unwrap_err();
     assert!(matches!(e, Error::InvalidInput { what: "time step", .. }), "{e}");
@@ -204,5 +218,18 @@ fn matmul_launcher_refuses_bad_input_and_huge_sizes() -> Result<(), TestCaseErro
         Err(Error::LengthMismatch { arg: "a", .. })
     ));
     assert!(matches!(m.multiply(MatKernel::Global { block: (4, 4) }, 0, &a, &a), Err(Error::InvalidInput { .. })));
+    Ok(())
+}
+
+#[test]
+fn nbody_record_steps_refuses_zero_steps_and_bad_params() -> Result<(), TestCaseError> {
+    let gpu = gpu_or_skip!();
+    let nb = Nbody::new(gpu).unwrap();
+    let (p, s0) = good();
+    let dev = DeviceSystem::upload(gpu, &p, &s0).unwrap();
+    let zero = nb.record_steps(Method::Shared, Mode::Exact, &p, &dev, 0).err().unwrap();
+    assert!(matches!(zero, Error::InvalidInput { what: "recorded steps", .. }), "{zero}");
+    let bad = nb.record_steps(Method::Shared, Mode::Exact, &Params { dt: 0.0, ..p }, &dev, 2).err().unwrap();
+    assert!(matches!(bad, Error::InvalidInput { what: "time step", .. }), "{bad}");
     Ok(())
 }

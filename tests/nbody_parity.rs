@@ -5,7 +5,7 @@
 use lockstep::matmul as mcpu;
 use lockstep::matmul::{MatKernel, Matmul};
 use lockstep::nbody::{self as cpu, init};
-use lockstep::nbody::{Method, Mode, Nbody, NbodyFloat, Params, System};
+use lockstep::nbody::{DeviceSystem, Method, Mode, Nbody, NbodyFloat, Params, System};
 use lockstep_parity::{assert_bits_eq, assert_within, config, data, gpu_or_skip, max_abs};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -35,21 +35,42 @@ fn setup<T: NbodyFloat>(n: usize, seed: u64, zero_eps: bool, coincide: bool) -> 
 }
 
 /// A launcher with `block` threads, or the kernel's largest block if `block` is more than it
-/// can launch (the tiled f64 kernel needs > 64 registers, so 1024 threads do not fit).
+/// can launch (the tiled f64 kernel needs > 64 registers, so 1024 threads do not fit); with
+/// `shift`, every pair sum split over `2^shift` lanes whatever N (else `split_shift(N)`).
 fn fitting<'g>(
     gpu: &'g lockstep::Gpu,
     block: u32,
     method: Method,
     mode: Mode,
     prec: &str,
+    shift: Option<u32>,
 ) -> Result<Nbody<'g>, TestCaseError> {
     let nb = Nbody::with_block_size(gpu, block)?;
     let max =
         if prec == "f32" { nb.max_block_size::<f32>(method, mode)? } else { nb.max_block_size::<f64>(method, mode)? };
     prop_assert!(max >= 256, "{prec} {method:?} {mode:?}: at most {max} threads per block");
-    Ok(if block > max { Nbody::with_block_size(gpu, max)? } else { nb })
+    let nb = if block > max { Nbody::with_block_size(gpu, max)? } else { nb };
+    Ok(match shift {
+        Some(shift) => nb.with_split_shift(shift)?,
+        None => nb,
+    })
 }
 
+/// The CPU twin of a run with `shift` (see [`fitting`]).
+fn cpu_run<T: NbodyFloat>(
+    p: &Params<T>,
+    s: &mut System<T>,
+    steps: u64,
+    shift: Option<u32>,
+) -> Result<(), TestCaseError> {
+    match shift {
+        Some(shift) => cpu::run_seq_split(p, s, steps, shift)?,
+        None => cpu::run_seq(p, s, steps)?,
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
 fn exact_case<T: NbodyFloat + lockstep_parity::Bits>(
     method: Method,
     n: usize,
@@ -58,16 +79,21 @@ fn exact_case<T: NbodyFloat + lockstep_parity::Bits>(
     seed: u64,
     zero_eps: bool,
     coincide: bool,
+    shift: Option<u32>,
 ) -> Result<(), TestCaseError> {
     let (p, s0) = setup::<T>(n, seed, zero_eps, coincide);
     let mut want = s0.clone();
-    cpu::run_seq(&p, &mut want, steps)?;
+    cpu_run(&p, &mut want, steps, shift)?;
     let gpu = gpu_or_skip!();
-    let nb = fitting(gpu, block, method, Mode::Exact, T::NAME)?;
+    let nb = fitting(gpu, block, method, Mode::Exact, T::NAME, shift)?;
     let block = nb.block_size();
     let mut got = s0.clone();
     nb.run(method, Mode::Exact, &p, &mut got, steps)?;
-    let what = format!("{method:?} {} n={n} steps={steps} block={block} {p:?} coincide={coincide}", T::NAME);
+    let what = format!(
+        "{method:?} {} n={n} steps={steps} block={block:?} shift={} {p:?} coincide={coincide}",
+        T::NAME,
+        nb.shift_for(n)
+    );
     assert_bits_eq(&format!("{what} positions"), &got.pos, &want.pos, |i| {
         format!("body {} component {}", i / 4, i % 4)
     })?;
@@ -84,15 +110,16 @@ fn fast_case<T: NbodyFloat + Into<f64>>(
     block: u32,
     seed: u64,
     tol: f64,
+    shift: Option<u32>,
 ) -> Result<(), TestCaseError> {
     let (p, s0) = setup::<T>(n, seed, false, false);
     let mut want = s0.clone();
-    cpu::run_seq(&p, &mut want, steps)?;
+    cpu_run(&p, &mut want, steps, shift)?;
     // The scale of the tolerance: finite (softened steps), so a NaN cannot widen it.
     let scales = [max_abs(&want.pos), max_abs(&want.vel)];
     prop_assert!(scales.iter().all(|s| s.is_finite()), "CPU reference not finite: {p:?} n={n}");
     let gpu = gpu_or_skip!();
-    let nb = fitting(gpu, block, method, Mode::Fast, T::NAME)?;
+    let nb = fitting(gpu, block, method, Mode::Fast, T::NAME, shift)?;
     let block = nb.block_size();
     let mut got = s0.clone();
     nb.run(method, Mode::Fast, &p, &mut got, steps)?;
@@ -103,7 +130,7 @@ fn fast_case<T: NbodyFloat + Into<f64>>(
         let scale = scale.max(f64::MIN_POSITIVE);
         assert_within(&format!("{method:?} fast {} {name}", T::NAME), g, w, tol * scale, |i| {
             format!(
-                "body {} component {}; tolerance {tol:e} × {scale:e}; n={n}, steps={steps}, block={block}, {p:?}",
+                "body {} component {}; tolerance {tol:e} × {scale:e}; n={n}, steps={steps}, block={block:?}, shift={shift:?}, {p:?}",
                 i / 4,
                 i % 4
             )
@@ -127,15 +154,27 @@ proptest! {
     #[test]
     fn nbody_global_gpu_equals_cpu(n in 1usize..300, steps in 1u64..4, block in blocks(), seed: u64,
                                    zero_eps in any::<bool>(), coincide in proptest::bool::weighted(0.1), f64_ in any::<bool>()) {
-        if f64_ { exact_case::<f64>(Method::Global, n, steps, block, seed, zero_eps, coincide)?; }
-        else { exact_case::<f32>(Method::Global, n, steps, block, seed, zero_eps, coincide)?; }
+        // One lane per body: the S = 1 kernel `nbody_global_*` at any N.
+        if f64_ { exact_case::<f64>(Method::Global, n, steps, block, seed, zero_eps, coincide, Some(0))?; }
+        else { exact_case::<f32>(Method::Global, n, steps, block, seed, zero_eps, coincide, Some(0))?; }
     }
 
     #[test]
     fn nbody_shared_gpu_equals_cpu(n in 1usize..300, steps in 1u64..4, block in blocks(), seed: u64,
                                    zero_eps in any::<bool>(), coincide in proptest::bool::weighted(0.1), f64_ in any::<bool>()) {
-        if f64_ { exact_case::<f64>(Method::Shared, n, steps, block, seed, zero_eps, coincide)?; }
-        else { exact_case::<f32>(Method::Shared, n, steps, block, seed, zero_eps, coincide)?; }
+        if f64_ { exact_case::<f64>(Method::Shared, n, steps, block, seed, zero_eps, coincide, Some(0))?; }
+        else { exact_case::<f32>(Method::Shared, n, steps, block, seed, zero_eps, coincide, Some(0))?; }
+    }
+
+    /// The split kernels `nbody_split_*`: every split 2..32 lanes forced, or the default split of
+    /// N (32 lanes at these N), from either method.
+    #[test]
+    fn nbody_split_gpu_equals_cpu(n in 1usize..600, steps in 1u64..4, block in blocks(), seed: u64,
+                                  zero_eps in any::<bool>(), coincide in proptest::bool::weighted(0.1), f64_ in any::<bool>(),
+                                  shift in proptest::option::of(1u32..=5), shared in any::<bool>()) {
+        let method = if shared { Method::Shared } else { Method::Global };
+        if f64_ { exact_case::<f64>(method, n, steps, block, seed, zero_eps, coincide, shift)?; }
+        else { exact_case::<f32>(method, n, steps, block, seed, zero_eps, coincide, shift)?; }
     }
 }
 
@@ -144,32 +183,100 @@ proptest! {
 
     #[test]
     fn nbody_global_f32_fast_within_tolerance(n in 2usize..300, steps in 1u64..4, block in blocks(), seed: u64) {
-        fast_case::<f32>(Method::Global, n, steps, block, seed, FAST_TOL_F32)?;
+        fast_case::<f32>(Method::Global, n, steps, block, seed, FAST_TOL_F32, Some(0))?;
     }
 
     #[test]
     fn nbody_shared_f32_fast_within_tolerance(n in 2usize..300, steps in 1u64..4, block in blocks(), seed: u64) {
-        fast_case::<f32>(Method::Shared, n, steps, block, seed, FAST_TOL_F32)?;
+        fast_case::<f32>(Method::Shared, n, steps, block, seed, FAST_TOL_F32, Some(0))?;
     }
 
     #[test]
     fn nbody_global_f64_fast_within_tolerance(n in 2usize..300, steps in 1u64..4, block in blocks(), seed: u64) {
-        fast_case::<f64>(Method::Global, n, steps, block, seed, FAST_TOL_F64)?;
+        fast_case::<f64>(Method::Global, n, steps, block, seed, FAST_TOL_F64, Some(0))?;
     }
 
     #[test]
     fn nbody_shared_f64_fast_within_tolerance(n in 2usize..300, steps in 1u64..4, block in blocks(), seed: u64) {
-        fast_case::<f64>(Method::Shared, n, steps, block, seed, FAST_TOL_F64)?;
+        fast_case::<f64>(Method::Shared, n, steps, block, seed, FAST_TOL_F64, Some(0))?;
+    }
+
+    #[test]
+    fn nbody_split_f32_fast_within_tolerance(n in 2usize..600, steps in 1u64..4, block in blocks(), seed: u64,
+                                             shift in proptest::option::of(1u32..=5)) {
+        fast_case::<f32>(Method::Shared, n, steps, block, seed, FAST_TOL_F32, shift)?;
+    }
+
+    #[test]
+    fn nbody_split_f64_fast_within_tolerance(n in 2usize..600, steps in 1u64..4, block in blocks(), seed: u64,
+                                             shift in proptest::option::of(1u32..=5)) {
+        fast_case::<f64>(Method::Global, n, steps, block, seed, FAST_TOL_F64, shift)?;
     }
 }
 
-/// Larger systems (several tiles, partial last tile) for both kernels and precisions.
+/// Larger systems (several tiles, partial last tile) for both kernels and precisions, with one
+/// lane per body and with the default split of N (32 lanes here).
 #[test]
 fn nbody_global_and_shared_agree_with_cpu_on_larger_systems() -> Result<(), TestCaseError> {
     for (n, block) in [(1000usize, 256u32), (2049, 128), (777, 1024)] {
         for method in [Method::Global, Method::Shared] {
-            exact_case::<f32>(method, n, 2, block, n as u64, false, false)?;
-            exact_case::<f64>(method, n, 1, block, n as u64 + 1, false, false)?;
+            for shift in [Some(0), None] {
+                exact_case::<f32>(method, n, 2, block, n as u64, false, false, shift)?;
+                exact_case::<f64>(method, n, 1, block, n as u64 + 1, false, false, shift)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The default split at N where it changes (16 lanes from 8193), the launcher's own block, and
+/// a multi-step run that replays a CUDA graph (8 steps recorded, 11 run: 8 by the graph, 3
+/// plainly) against the same run without graphs: all the CPU's bits.
+#[test]
+fn nbody_split_default_blocks_and_graphs_equal_the_cpu() -> Result<(), TestCaseError> {
+    let (p, s0) = setup::<f32>(8193, 5, false, false);
+    let mut want = s0.clone();
+    cpu::run_par(&p, &mut want, 1)?;
+    let gpu = gpu_or_skip!();
+    let nb = Nbody::new(gpu)?;
+    prop_assert_eq!(nb.shift_for(8193), 4);
+    let mut got = s0.clone();
+    nb.run(Method::Shared, Mode::Exact, &p, &mut got, 1)?;
+    assert_bits_eq("n=8193 positions", &got.pos, &want.pos, |i| format!("body {} component {}", i / 4, i % 4))?;
+    assert_bits_eq("n=8193 velocities", &got.vel, &want.vel, |i| format!("body {} component {}", i / 4, i % 4))?;
+    for (n, f64_) in [(1024usize, false), (333, true)] {
+        let steps = 11;
+        if f64_ {
+            let (p, s0) = setup::<f64>(n, 9, false, false);
+            let (mut want, mut plain, mut graph) = (s0.clone(), s0.clone(), s0.clone());
+            cpu::run_par(&p, &mut want, steps)?;
+            nb.run(Method::Global, Mode::Exact, &p, &mut graph, steps)?;
+            Nbody::new(gpu)?.with_graphs(false).run(Method::Global, Mode::Exact, &p, &mut plain, steps)?;
+            for got in [&graph, &plain] {
+                assert_bits_eq("graph f64 positions", &got.pos, &want.pos, |i| format!("{i}"))?;
+                assert_bits_eq("graph f64 velocities", &got.vel, &want.vel, |i| format!("{i}"))?;
+            }
+        } else {
+            let (p, s0) = setup::<f32>(n, 9, false, false);
+            let (mut want, mut plain, mut graph) = (s0.clone(), s0.clone(), s0.clone());
+            cpu::run_par(&p, &mut want, steps)?;
+            // The recording itself (run falls back to plain launches if a capture fails).
+            let mut dev = DeviceSystem::upload(gpu, &p, &s0)?;
+            {
+                let rec = nb.record_steps(Method::Shared, Mode::Exact, &p, &dev, 4)?;
+                prop_assert_eq!(rec.steps(), 4);
+                rec.launch()?;
+                rec.launch()?;
+            }
+            for _ in 0..3 {
+                nb.step_on_device(Method::Shared, Mode::Exact, &p, &mut dev)?;
+            }
+            dev.download(gpu, &mut graph)?;
+            Nbody::new(gpu)?.with_graphs(false).run(Method::Shared, Mode::Exact, &p, &mut plain, steps)?;
+            for got in [&graph, &plain] {
+                assert_bits_eq("graph f32 positions", &got.pos, &want.pos, |i| format!("{i}"))?;
+                assert_bits_eq("graph f32 velocities", &got.vel, &want.vel, |i| format!("{i}"))?;
+            }
         }
     }
     Ok(())

@@ -200,9 +200,10 @@ fn the_disk_is_checked_before_any_work() {
 
 #[test]
 fn a_stream_version_other_than_this_builds_is_refused() {
-    let ok_run = lockstep(&["--stream-version", "1", "bridge", "--paths", "3", "--device", "cpu"], &[]);
+    let (this, next) = (lockstep::STREAM_VERSION.to_string(), (lockstep::STREAM_VERSION + 1).to_string());
+    let ok_run = lockstep(&["--stream-version", &this, "bridge", "--paths", "3", "--device", "cpu"], &[]);
     ok(&ok_run);
-    let o = lockstep(&["bridge", "--stream-version", "2", "--paths", "3", "--device", "cpu"], &[]);
+    let o = lockstep(&["bridge", "--stream-version", &next, "--paths", "3", "--device", "cpu"], &[]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && err.contains("stream") && err.contains("newer"), "{err}");
     assert!(!String::from_utf8_lossy(&o.stdout).contains("generating"), "refused before work");

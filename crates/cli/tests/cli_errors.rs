@@ -393,6 +393,7 @@ fn every_bad_input_ends_cleanly() {
         nogpu(&["bench", "smoke"]);
         nogpu(&["bench", "bridge"]);
         nogpu(&["bench", "nbody", "throughput"]);
+        nogpu(&["bench", "nbody", "step"]);
         nogpu(&["bench", "mg", "standalone"]);
         nogpu(&["bench", "histogram"]);
         nogpu(&["bench", "himeno"]);

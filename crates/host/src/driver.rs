@@ -29,10 +29,12 @@ extern "C" fn not_loaded() -> u32 {
     3
 }
 
-/// Every driver function cust 0.3.2 calls, and the few lockstep calls itself (through
-/// `cust::sys`, or declared in `cluster_launch.rs`: `cuLaunchKernelEx`,
-/// `cuOccupancyMaxActiveClusters`) (checked by the linker:
-/// a missing name is an undefined symbol at link time).
+/// Every driver function cust 0.3.2 calls (checked by the linker: a missing name is an
+/// undefined symbol at link time), plus those lockstep calls itself: through `cust::sys`
+/// (`cuFuncSetAttribute`, and the graph API of [`crate::graph`]: `cuStreamBeginCapture_v2`,
+/// `cuStreamEndCapture`, `cuGraphInstantiateWithFlags`, `cuGraphLaunch`, `cuGraphExecDestroy`,
+/// `cuGraphDestroy`), or declared in `cluster_launch.rs` (`cuLaunchKernelEx`,
+/// `cuOccupancyMaxActiveClusters`).
 #[cfg(lazy_cuda)]
 macro_rules! driver_functions {
     ($($name:ident),* $(,)?) => {
@@ -130,9 +132,12 @@ driver_functions![
     cuGraphCreate,
     cuGraphDebugDotPrint,
     cuGraphDestroy,
+    cuGraphExecDestroy,
     cuGraphGetEdges,
     cuGraphGetNodes,
+    cuGraphInstantiateWithFlags,
     cuGraphKernelNodeGetParams,
+    cuGraphLaunch,
     cuGraphNodeGetType,
     cuImportExternalMemory,
     cuInit,
@@ -179,8 +184,10 @@ driver_functions![
     cuOccupancyMaxActiveClusters,
     cuOccupancyMaxActiveBlocksPerMultiprocessor,
     cuOccupancyMaxPotentialBlockSize,
+    cuStreamBeginCapture_v2,
     cuStreamCreateWithPriority,
     cuStreamDestroy_v2,
+    cuStreamEndCapture,
     cuStreamGetFlags,
     cuStreamGetPriority,
     cuStreamSynchronize,

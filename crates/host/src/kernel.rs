@@ -93,10 +93,26 @@ impl<'g, A: KernelArgs> Kernel<'g, A> {
     /// agree), and every device address among `args` is valid for what the kernel reads and
     /// writes for this grid.
     pub(crate) unsafe fn launch(&self, gpu: &Gpu, dims: impl Into<Dims>, shared_bytes: u32, args: A) -> Result<()> {
+        // SAFETY: the caller's contract.
+        unsafe { self.launch_on(gpu, gpu.stream(), dims, shared_bytes, args) }
+    }
+
+    /// As [`Kernel::launch`] on `stream`, a stream of `gpu`'s context (a graph capture's).
+    ///
+    /// # Safety
+    /// As [`Kernel::launch`].
+    pub(crate) unsafe fn launch_on(
+        &self,
+        gpu: &Gpu,
+        stream: &cust::stream::Stream,
+        dims: impl Into<Dims>,
+        shared_bytes: u32,
+        args: A,
+    ) -> Result<()> {
         args.with_pointers(|pointers| {
             // SAFETY: one pointer per parameter, each to a value of the parameter's type
             // (`A`), alive for the call; the rest is the caller's contract.
-            unsafe { gpu.launch(&self.function, self.name, dims, shared_bytes, pointers) }
+            unsafe { gpu.launch_on(stream, &self.function, self.name, dims, shared_bytes, pointers) }
         })
     }
 }

@@ -30,6 +30,8 @@ pub mod error;
 pub mod foundation;
 #[cfg(feature = "gpu")]
 pub mod gpu;
+#[cfg(feature = "gpu")]
+mod graph;
 #[cfg(not(feature = "gpu"))]
 #[path = "gpu_absent.rs"]
 pub mod gpu;

@@ -13,12 +13,19 @@
 //! it to MUFU.RSQ64H plus a refinement, so no Newton step of ours). The tiled kernels stage the
 //! tile with `st.shared`/`ld.shared` on 32-bit shared addresses (SASS `LDS.128`, the device
 //! prelude's `shared_addr` and `ld_shared_v4_*`/`st_shared_v4_*`).
+//!
+//! Split kernels (`nbody_split_{f32,f64}{,_fast}`, [`split_stage`]) sum each body's pairs over
+//! `S = 2^shift` lanes (`lockstep_shared::nbody::accel_split`: lane `l` takes `j ≡ l mod S`,
+//! the lanes combine by a fixed tree of warp butterflies); the launcher uses them whenever
+//! `split_shift(N) > 0`, for a whole system and for a rank's bodies alike. The kernels above
+//! are the `S = 1` case, unchanged.
 
 use lockstep_cuda_std::math::{rsqrt_approx_f32, rsqrt_approx_f64};
 use lockstep_cuda_std::prelude::*;
+use lockstep_cuda_std::warp::WarpShuffleValue;
 use lockstep_shared::nbody::{
     Real, Rk4, V4, accel_with, accumulate_exact, accumulate_fast, combine, exact_add, exact_diff_r2, exact_scale,
-    interacts, scale_accel, stage_position,
+    interacts, lane_add, scale_accel, stage_position,
 };
 
 /// Bodies per shared-memory tile at most (= the largest block size).
@@ -70,6 +77,9 @@ impl TileIo for f64 {
 trait Pair<T: Real> {
     /// Whether the tile walk feeds four slots at a time to [`Pair::term4`].
     const GROUPED: bool = false;
+    /// The same for the split kernels' strided walk, whose runtime stride ptxas does not
+    /// unroll by itself: f32 fast terms too (four sequential terms per iteration).
+    const SPLIT_GROUPED: bool = Self::GROUPED;
     fn term(acc: [T; 3], xi: V4<T>, bj: V4<T>, eps2: T) -> [T; 3];
     /// Four consecutive `j` in order (same bits as four [`Pair::term`] calls).
     #[inline(always)]
@@ -119,6 +129,7 @@ impl<T: Real> Pair<T> for Exact {
 }
 
 impl Pair<f32> for Fast {
+    const SPLIT_GROUPED: bool = true;
     #[inline(always)]
     fn term(acc: [f32; 3], xi: V4<f32>, bj: V4<f32>, eps2: f32) -> [f32; 3] {
         accumulate_fast(acc, xi, bj, eps2, rsqrt_approx_f32)
@@ -126,6 +137,8 @@ impl Pair<f32> for Fast {
 }
 
 impl Pair<f64> for Fast {
+    // Not grouped: four f64 terms per iteration need 70 registers (56 without); the loop's
+    // integer overhead is cheap beside the DP pipe this kernel waits on.
     #[inline(always)]
     fn term(acc: [f64; 3], xi: V4<f64>, bj: V4<f64>, eps2: f64) -> [f64; 3] {
         // `rsqrt.approx.f64` alone: ptxas already expands it to MUFU.RSQ64H plus a cubic
@@ -290,6 +303,114 @@ unsafe fn shared_stage<T: TileIo, P: Pair<T>>(
     }
 }
 
+/// Split tiled stage (`lockstep_shared::nbody::accel_split`): `S = 2^shift` consecutive threads
+/// (`1 ≤ S ≤ 32`, so within one warp) share body `i`. The block stages `blockDim.x` bodies at a
+/// time in `tile` (the tile's base a multiple of `blockDim.x`, itself a multiple of `S`, so slot
+/// `q` is body `j ≡ q (mod S)`); lane `l` walks slots `l, l + S, …` in order — over all tiles
+/// exactly `lane_sum`'s `j = l, l + S, …` — then the lanes combine by warp butterflies
+/// `m = 1, 2, …, S/2`, the lower lane's value always on the left (`lane_add`), and lane 0
+/// stores. Block `b` handles bodies `first + b·(blockDim.x / S) + …` below `first + count`.
+///
+/// # Safety
+/// As [`shared_stage`], and `blockDim.x` a multiple of 32, `shift ≤ 5`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn split_stage<T: TileIo + WarpShuffleValue, P: Pair<T>>(
+    tile: *mut V4<T>,
+    n: u32,
+    first: u32,
+    count: u32,
+    shift: u32,
+    stage: u32,
+    g: T,
+    eps2: T,
+    h: T,
+    src: *const V4<T>,
+    x: *mut V4<T>,
+    v: *mut V4<T>,
+    k: *mut V4<T>,
+    dst: *mut V4<T>,
+) {
+    let t = thread_idx_x();
+    let dim = block_dim_x();
+    let lanes = 1u32 << shift;
+    let lane = t & (lanes - 1);
+    let mine = block_idx_x() * (dim >> shift) + (t >> shift);
+    let live = mine < count;
+    let i = first + mine;
+    let tile = shared_addr(tile);
+    let size = core::mem::size_of::<V4<T>>() as u32;
+    let stride = lanes * size;
+    // SAFETY: read only below n.
+    let xi = if live { unsafe { *src.add(i as usize) } } else { V4::new(T::ZERO, T::ZERO, T::ZERO, T::ZERO) };
+    let mut acc = [T::ZERO; 3];
+    let zero = V4::new(T::ZERO, T::ZERO, T::ZERO, T::ZERO);
+    // This thread's body of the next tile, loaded one tile ahead: the global load's latency
+    // overlaps the current tile's pair terms (small N has few warps to hide it).
+    // SAFETY: read only below n.
+    let mut next = if t < n { unsafe { *src.add(t as usize) } } else { zero };
+    let mut base = 0u32;
+    while base < n {
+        if base + t < n {
+            // SAFETY: t < blockDim.x ≤ the tile's length.
+            unsafe { T::store(tile + t * size, next) };
+        }
+        sync_threads();
+        let ahead = base + dim + t;
+        if ahead < n {
+            // SAFETY: ahead < n.
+            next = unsafe { *src.add(ahead as usize) };
+        }
+        if live {
+            let count = if n - base < dim { n - base } else { dim };
+            // Slots `lo, lo + S, …` below `hi`, in order.
+            let walk = |mut acc: [T; 3], lo: u32, hi: u32| {
+                let (mut q, end) = (tile + lo * size, tile + hi * size);
+                while P::SPLIT_GROUPED && q + 3 * stride < end {
+                    // SAFETY: four slots below `end`, written before the barrier.
+                    let b =
+                        unsafe { [T::load(q), T::load(q + stride), T::load(q + 2 * stride), T::load(q + 3 * stride)] };
+                    acc = P::term4(acc, xi, b, eps2);
+                    q += 4 * stride;
+                }
+                while q < end {
+                    // SAFETY: slot (q − tile)/size < count ≤ blockDim.x was written before the barrier.
+                    acc = P::term(acc, xi, unsafe { T::load(q) }, eps2);
+                    q += stride;
+                }
+                acc
+            };
+            // Body i's own slot, when this tile holds it and it is this lane's: walked around,
+            // so j = i is skipped exactly as `interacts` says and the order is unchanged.
+            let me = i.wrapping_sub(base);
+            if me < count && me & (lanes - 1) == lane {
+                debug_assert!(!interacts(i, base + me));
+                acc = walk(walk(acc, lane, me), me + lanes, count);
+            } else {
+                acc = walk(acc, lane, count);
+            }
+        }
+        sync_threads();
+        base += dim;
+    }
+    // The combining tree: every lane of the warp takes part (the body's lanes are aligned
+    // groups of S inside one warp); a lane with bit m set holds the upper half's sum.
+    let mut m = 1u32;
+    while m < lanes {
+        let other = [
+            warp_shuffle_xor(u32::MAX, acc[0], m),
+            warp_shuffle_xor(u32::MAX, acc[1], m),
+            warp_shuffle_xor(u32::MAX, acc[2], m),
+        ];
+        acc = if lane & m == 0 { lane_add(acc, other) } else { lane_add(other, acc) };
+        m <<= 1;
+    }
+    if live && lane == 0 {
+        // SAFETY: i < n; forwarded.
+        unsafe { finish(mine, i, count, stage, scale_accel(acc, g), h, x, v, k, dst) };
+    }
+}
+
 macro_rules! nbody_kernels {
     ($(($global:ident, $shared:ident, $tile:ident, $t:ty, $pair:ty, $what:literal)),* $(,)?) => {$(
         #[doc = concat!("One RK4 stage, global memory, ", $what, ".")]
@@ -375,4 +496,35 @@ macro_rules! nbody_rank_kernels {
 nbody_rank_kernels!(
     (nbody_rank_global_f32, nbody_rank_shared_f32, NBODY_RANK_TILE_F32, f32, "f32, exact"),
     (nbody_rank_global_f64, nbody_rank_shared_f64, NBODY_RANK_TILE_F64, f64, "f64, exact"),
+);
+
+macro_rules! nbody_split_kernels {
+    ($(($name:ident, $tile:ident, $t:ty, $pair:ty, $what:literal)),* $(,)?) => {$(
+        #[doc = concat!("One RK4 stage with the pair sum split over `2^shift` lanes per body, shared-memory tiles, ", $what, ".")]
+        ///
+        /// Bodies `first..first + count` of an `n`-body system (a whole system: `first = 0`,
+        /// `count = n`); `src`, `dst` hold the whole system's stage positions, `x`, `v` the
+        /// `count` bodies and `k` three stages of them.
+        ///
+        /// # Safety
+        /// `src`, `dst` hold `n` bodies, `x`, `v` `count` and `k` `3·count` (16-byte aligned,
+        /// `first + count ≤ n < 2^31`); `src` is none of the written buffers; `stage < 4`;
+        /// `shift ≤ 5`; `blockDim.x` a multiple of 32 up to 1024, `blockDim.y = blockDim.z = 1`.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(
+            n: u32, first: u32, count: u32, shift: u32, stage: u32, g: $t, eps2: $t, h: $t,
+            src: *const V4<$t>, x: *mut V4<$t>, v: *mut V4<$t>, k: *mut V4<$t>, dst: *mut V4<$t>,
+        ) {
+            let tile = shared_array![$tile: [V4<$t>; MAX_TILE]];
+            // SAFETY: the launcher checked every length, the aliasing rule, the shift and the block size.
+            unsafe { split_stage::<$t, $pair>(tile, n, first, count, shift, stage, g, eps2, h, src, x, v, k, dst) }
+        }
+    )*};
+}
+
+nbody_split_kernels!(
+    (nbody_split_f32, NBODY_SPLIT_TILE_F32, f32, Exact, "f32, exact"),
+    (nbody_split_f64, NBODY_SPLIT_TILE_F64, f64, Exact, "f64, exact"),
+    (nbody_split_f32_fast, NBODY_SPLIT_TILE_F32_FAST, f32, Fast, "f32, fast (FMA, rsqrt.approx)"),
+    (nbody_split_f64_fast, NBODY_SPLIT_TILE_F64_FAST, f64, Fast, "f64, fast (FMA, rsqrt.approx; ptxas refines it)"),
 );

@@ -188,6 +188,106 @@ pub fn accel_exact<T: Real>(i: u32, xi: V4<T>, n: u32, body: impl Fn(u32) -> V4<
     accel_with(i, xi, n, body, eps2, g, accumulate_exact)
 }
 
+/// The largest pair-sum split shift: at most `2^5 = 32` lanes (one warp) share a body.
+pub const MAX_SPLIT_SHIFT: u32 = 5;
+
+/// The pair-sum split of an `n`-body system: body `i`'s sum runs over `S = 2^split_shift(n)`
+/// lanes. `S = 32` up to `n = 8192`, then halving as `n` doubles (`n` rounded up to a power of
+/// two): 16 up to 16384, 8 up to 32768, 4 up to 65536, 2 up to 131072 and 1 from 131073 on.
+/// It depends on `n` alone (never on the GPU), so the CPU twin and every launch agree: the
+/// split is part of the summation order, hence of the bits ([`accel_split`]). The rule keeps
+/// `n·S` at about 2^18 threads while `n` is small (enough to fill a large GPU) and one lane
+/// per body once `n` alone is.
+#[inline(always)]
+pub fn split_shift(n: u32) -> u32 {
+    let log = n.max(1).next_power_of_two().trailing_zeros();
+    let s = 18u32.saturating_sub(log);
+    if s > MAX_SPLIT_SHIFT { MAX_SPLIT_SHIFT } else { s }
+}
+
+/// Lane `lane`'s share of body `i`'s pair sum under split `S = 2^shift`: the pair terms of
+/// `j = lane, lane + S, lane + 2S, … < n` in increasing `j` (skipping `j = i`) from `+0`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn lane_sum<T: Real>(
+    i: u32,
+    xi: V4<T>,
+    n: u32,
+    lane: u32,
+    shift: u32,
+    body: impl Fn(u32) -> V4<T>,
+    eps2: T,
+    term: impl Fn([T; 3], V4<T>, V4<T>, T) -> [T; 3],
+) -> [T; 3] {
+    let mut acc = [T::ZERO; 3];
+    let mut j = lane;
+    while j < n {
+        if interacts(i, j) {
+            acc = term(acc, xi, body(j), eps2);
+        }
+        j += 1 << shift;
+    }
+    acc
+}
+
+/// `lower + upper` per component: one node of the lanes' combining tree (the lower lane's
+/// partial sum always the left operand).
+#[inline(always)]
+pub fn lane_add<T: Real>(lower: [T; 3], upper: [T; 3]) -> [T; 3] {
+    [lower[0] + upper[0], lower[1] + upper[1], lower[2] + upper[2]]
+}
+
+/// The split acceleration of body `i`: the `S = 2^shift` lane sums ([`lane_sum`]), combined by
+/// a fixed binary tree — level `m = 1, 2, 4, …, S/2`, lane `l` (a multiple of `2m`) takes
+/// `lane_add(acc[l], acc[l + m])` — then scaled by `G`. On the GPU the levels are warp
+/// butterflies (`shfl.bfly` by `m`, the lower lane's value on the left), which give every lane
+/// of the group the same value as this loop. `shift = 0` is [`accel_with`] exactly.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn accel_split<T: Real>(
+    i: u32,
+    xi: V4<T>,
+    n: u32,
+    shift: u32,
+    body: impl Fn(u32) -> V4<T>,
+    eps2: T,
+    g: T,
+    term: impl Fn([T; 3], V4<T>, V4<T>, T) -> [T; 3] + Copy,
+) -> V4<T> {
+    let lanes = 1usize << shift;
+    let mut acc = [[T::ZERO; 3]; 1 << MAX_SPLIT_SHIFT];
+    let mut l = 0;
+    while l < lanes {
+        acc[l] = lane_sum(i, xi, n, l as u32, shift, &body, eps2, term);
+        l += 1;
+    }
+    let mut m = 1;
+    while m < lanes {
+        let mut l = 0;
+        while l < lanes {
+            acc[l] = lane_add(acc[l], acc[l + m]);
+            l += 2 * m;
+        }
+        m *= 2;
+    }
+    scale_accel(acc[0], g)
+}
+
+/// The exact split acceleration: [`accel_split`] with [`accumulate_exact`] and
+/// [`split_shift`]`(n)` — what the CPU twin and every exact kernel compute.
+#[inline(always)]
+pub fn accel_exact_split<T: Real>(
+    i: u32,
+    xi: V4<T>,
+    n: u32,
+    shift: u32,
+    body: impl Fn(u32) -> V4<T>,
+    eps2: T,
+    g: T,
+) -> V4<T> {
+    accel_split(i, xi, n, shift, body, eps2, g, accumulate_exact)
+}
+
 /// RK4 step constants derived from `h` the same way on both sides.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Rk4<T> {
@@ -281,6 +381,33 @@ mod tests {
         assert_eq!(stage_position(1, x, v, g, c), V4::new(1.0, 1.5, 0.0, 7.0));
         assert_eq!(stage_position(2, x, v, g, c), V4::new(1.0, 1.5, -2.25, 7.0));
         assert_eq!(stage_position(3, x, v, g, c), V4::new(1.0, 3.0, -4.5, 7.0));
+    }
+
+    #[test]
+    fn split_shift_follows_the_documented_table() {
+        for (n, s) in [(1, 5), (2, 5), (1024, 5), (8192, 5), (8193, 4), (16384, 4), (32768, 3), (65536, 2)] {
+            assert_eq!(split_shift(n), s, "n = {n}");
+        }
+        for (n, s) in [(131072, 1), (131073, 0), (262144, 0), (1 << 30, 0)] {
+            assert_eq!(split_shift(n), s, "n = {n}");
+        }
+    }
+
+    #[test]
+    fn split_sum_is_the_lane_tree_and_shift_zero_is_the_plain_sum() {
+        let bodies: [V4<f64>; 7] =
+            core::array::from_fn(|j| V4::new(j as f64 * 0.7 - 1.0, (j * j) as f64 * 0.1, 0.3, 1.0 + j as f64));
+        let body = |j: u32| bodies[j as usize];
+        let plain = accel_exact(2, bodies[2], 7, body, 1e-3, 1.5);
+        assert_eq!(accel_exact_split(2, bodies[2], 7, 0, body, 1e-3, 1.5), plain);
+        // S = 4: lanes {0, 4}, {1, 5}, {6} (2 skipped), {3}; tree ((l0 + l1) + (l2 + l3)).
+        let lane =
+            |js: &[u32]| js.iter().fold([0.0; 3], |acc, &j| accumulate_exact(acc, bodies[2], bodies[j as usize], 1e-3));
+        let tree = lane_add(lane_add(lane(&[0, 4]), lane(&[1, 5])), lane_add(lane(&[6]), lane(&[3])));
+        assert_eq!(accel_exact_split(2, bodies[2], 7, 2, body, 1e-3, 1.5), scale_accel(tree, 1.5));
+        // More lanes than bodies: empty lanes add +0.
+        let s32 = accel_exact_split(2, bodies[2], 7, 5, body, 1e-3, 1.5);
+        assert!((s32.x - plain.x).abs() < 1e-12 && (s32.y - plain.y).abs() < 1e-12);
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! `lockstep bench nbody <throughput | grid | matmul>`: the N-body and matrix-product benchmarks
-//! of issue #5. CUDA-event medians after warm-up; the GPU's name and the bound next to each
-//! figure; `--record FILE` appends Markdown rows.
+//! `lockstep bench nbody <throughput | step | grid | matmul>`: the N-body and matrix-product
+//! benchmarks of issues #5 and #21. CUDA-event medians after warm-up; the GPU's name and the
+//! bound or peer next to each figure (`--peer FILE`: the CSV `bench/peers/nbody_peer.py --csv`
+//! wrote in the same session); `--record FILE` appends Markdown rows.
 
 use lockstep::matmul as mcpu;
 use lockstep::matmul::MODEL_MAX_N_I32;
@@ -24,20 +25,43 @@ use crate::nbody::KernelArg;
 #[derive(clap::Subcommand)]
 #[command(allow_negative_numbers = true)]
 enum Suite {
-    /// Body–body interactions per second of one force evaluation (one RK4 stage), N = 4096 … 262144.
+    /// Body–body interactions per second of one force evaluation (one RK4 stage), N = 1024 … 262144.
     Throughput {
         /// Body counts.
-        #[arg(long, value_delimiter = ',', default_values_t = [4096usize, 16384, 65536, 262144])]
+        #[arg(long, value_delimiter = ',', default_values_t = [1024usize, 4096, 16384, 65536, 262144])]
         n: Vec<usize>,
-        /// Kernels: global, shared.
+        /// Kernels: global, shared (with more than one lane per body both run the split kernel).
         #[arg(long, value_enum, value_delimiter = ',', default_value = "shared")]
         kernel: Vec<KernelArg>,
-        /// Threads per block = bodies per tile (512: the fastest of 128/256/512 for all four modes
-        /// at N ≥ 65536 on an H200, bench/results/nbody-throughput.md).
-        #[arg(long, default_value_t = 512)]
-        block: u32,
+        /// Threads per block = bodies per tile; default: the launcher's pick from N and the GPU.
+        #[arg(long)]
+        block: Option<u32>,
+        /// Lanes per body as a shift (0 = one lane, the pre-split kernels … 5 = 32 lanes);
+        /// default: `split_shift(N)`.
+        #[arg(long)]
+        split: Option<u32>,
+        /// CSV of the peer's interactions/s (`n,prec,mode,rate` per line, from
+        /// `bench/peers/nbody_peer.py --csv FILE`, run in the same session).
+        #[arg(long)]
+        peer: Option<PathBuf>,
         /// Timed runs per figure (after 2 warm-up runs).
         #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// Append Markdown rows to this file.
+        #[arg(long)]
+        record: Option<PathBuf>,
+    },
+    /// Time per RK4 step (four stages) at small N: graph replay, plain launches, and the
+    /// pre-split path (one lane per body, block 256, no graph) in the same call.
+    Step {
+        /// Body counts.
+        #[arg(long, value_delimiter = ',', default_values_t = [1024usize, 4096])]
+        n: Vec<usize>,
+        /// Steps per timed run (one graph of this many steps).
+        #[arg(long, default_value_t = 8)]
+        steps: u64,
+        /// Timed runs per figure (after 2 warm-up runs).
+        #[arg(long, default_value_t = 21)]
         runs: usize,
         /// Append Markdown rows to this file.
         #[arg(long)]
@@ -81,7 +105,10 @@ enum Suite {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     match args.suite {
-        Suite::Throughput { n, kernel, block, runs, record } => throughput(&n, &kernel, block, runs, record),
+        Suite::Throughput { n, kernel, block, split, peer, runs, record } => {
+            throughput(&n, &kernel, block, split, peer, runs, record)
+        }
+        Suite::Step { n, steps, runs, record } => step(&n, steps, runs, record),
         Suite::Grid { n, steps, cpu_budget, kernel, record } => {
             grid(&n, &steps, cpu_budget, &methods(&kernel)?, record)
         }
@@ -89,20 +116,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 }
 
-/// Peer (nvcc -O3, tiled CUDA C++, H200, 2026-11-21) interactions/s from the issue.
-fn peer(n: usize, prec: &str, mode: Mode) -> Option<f64> {
-    let v = match (n, prec, mode) {
-        (262_144, "f32", Mode::Fast) => 1.47e12,
-        (262_144, "f32", Mode::Exact) => 7.3e11,
-        (262_144, "f64", Mode::Fast) => 6.8e11,
-        (262_144, "f64", Mode::Exact) => 3.2e11,
-        (65_536, "f32", Mode::Fast) => 1.35e12,
-        (65_536, "f32", Mode::Exact) => 5.9e11,
-        (65_536, "f64", Mode::Fast) => 5.9e11,
-        (65_536, "f64", Mode::Exact) => 2.6e11,
-        _ => return None,
-    };
-    Some(v)
+/// The peer's interactions/s by `(n, prec, mode)` from `bench/peers/nbody_peer.py --csv`.
+type PeerTable = std::collections::HashMap<(usize, String, String), f64>;
+
+fn read_peer(path: &std::path::Path) -> anyhow::Result<PeerTable> {
+    let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("--peer {}: {e}", path.display()))?;
+    let mut t = PeerTable::new();
+    for (i, line) in text.lines().enumerate() {
+        let f: Vec<&str> = line.split(',').map(str::trim).collect();
+        if line.trim().is_empty() || f[0] == "n" {
+            continue;
+        }
+        anyhow::ensure!(f.len() == 4, "--peer {} line {}: want n,prec,mode,rate", path.display(), i + 1);
+        t.insert((f[0].parse()?, f[1].to_string(), f[2].to_lowercase()), f[3].parse()?);
+    }
+    Ok(t)
 }
 
 fn methods(names: &[KernelArg]) -> anyhow::Result<Vec<Method>> {
@@ -130,38 +158,156 @@ fn stage_rate<T: NbodyFloat>(
     Ok((n as f64) * (n as f64) / (t.median_ms() * 1e-3))
 }
 
+/// Milliseconds per RK4 step of `n` bodies: `(graph replay, plain launches)` with `nb`.
+fn step_ms<T: NbodyFloat>(
+    gpu: &Gpu,
+    nb: &Nbody<'_>,
+    mode: Mode,
+    n: usize,
+    steps: u64,
+    runs: usize,
+) -> anyhow::Result<(f64, f64)> {
+    let s = init::plummer(n, 1).convert::<T>();
+    let p = Params { g: T::from_f64(1.0), eps: T::from_f64(0.01), dt: T::from_f64(0.001) };
+    let mut dev = DeviceSystem::upload(gpu, &p, &s)?;
+    let graph = {
+        let rec = nb.record_steps(Method::Shared, mode, &p, &dev, steps)?;
+        time_gpu(gpu, 2, runs, || rec.launch())?.median_ms()
+    };
+    let plain = time_gpu(gpu, 2, runs, || {
+        for _ in 0..steps {
+            nb.step_on_device(Method::Shared, mode, &p, &mut dev)?;
+        }
+        Ok(())
+    })?
+    .median_ms();
+    Ok((graph / steps as f64, plain / steps as f64))
+}
+
+fn step(ns: &[usize], steps: u64, runs: usize, record: Option<PathBuf>) -> anyhow::Result<()> {
+    anyhow::ensure!(runs >= 1 && steps >= 1, "--runs and --steps must be at least 1");
+    let gpu = crate::common::bench_gpu()?;
+    let nb = Nbody::new(&gpu)?;
+    let old = Nbody::with_block_size(&gpu, 256)?.with_split_shift(0)?;
+    println!(
+        "GPU: {}, module {}; µs per RK4 step (4 stages), median of {runs} runs of {steps} steps",
+        gpu.name(),
+        gpu.loaded().what
+    );
+    println!("pre-split = one lane per body, block 256, plain launches (main before #21 target 2)");
+    println!(
+        "{:>6} {:>4} {:>6} {:>5} {:>6} {:>10} {:>10} {:>10} {:>8}",
+        "N", "prec", "mode", "lanes", "block", "graph µs", "plain µs", "pre µs", "speedup"
+    );
+    for &n in ns {
+        for prec in ["f32", "f64"] {
+            for mode in [Mode::Exact, Mode::Fast] {
+                let (block, (g, pl), (_, pre)) = if prec == "f32" {
+                    (
+                        nb.block_for::<f32>(Method::Shared, mode, n)?,
+                        step_ms::<f32>(&gpu, &nb, mode, n, steps, runs)?,
+                        step_ms::<f32>(&gpu, &old, mode, n, steps, runs)?,
+                    )
+                } else {
+                    (
+                        nb.block_for::<f64>(Method::Shared, mode, n)?,
+                        step_ms::<f64>(&gpu, &nb, mode, n, steps, runs)?,
+                        step_ms::<f64>(&gpu, &old, mode, n, steps, runs)?,
+                    )
+                };
+                let lanes = 1u32 << nb.shift_for(n);
+                let (g, pl, pre) = (g * 1e3, pl * 1e3, pre * 1e3);
+                println!(
+                    "{n:>6} {prec:>4} {:>6} {lanes:>5} {block:>6} {g:>10.2} {pl:>10.2} {pre:>10.2} {:>7.1}×",
+                    format!("{mode:?}"),
+                    pre / g
+                );
+                if let Some(path) = &record {
+                    super::record_row(
+                        path,
+                        &[
+                            "date (UTC)",
+                            "GPU",
+                            "N",
+                            "precision",
+                            "mode",
+                            "lanes",
+                            "block",
+                            "µs/step graph",
+                            "µs/step plain",
+                            "µs/step pre-split",
+                            "speedup",
+                        ],
+                        &[
+                            super::today(),
+                            gpu.name().to_string(),
+                            n.to_string(),
+                            prec.to_string(),
+                            format!("{mode:?}"),
+                            lanes.to_string(),
+                            block.to_string(),
+                            format!("{g:.2}"),
+                            format!("{pl:.2}"),
+                            format!("{pre:.2}"),
+                            format!("{:.2}", pre / g),
+                        ],
+                    )?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
 fn throughput(
     ns: &[usize],
     kernels: &[KernelArg],
-    block: u32,
+    block: Option<u32>,
+    split: Option<u32>,
+    peer: Option<PathBuf>,
     runs: usize,
     record: Option<PathBuf>,
 ) -> anyhow::Result<()> {
     anyhow::ensure!(runs >= 1, "--runs must be at least 1");
+    let peers = peer.as_deref().map(read_peer).transpose()?.unwrap_or_default();
     let gpu = crate::common::bench_gpu()?;
-    let nb = Nbody::with_block_size(&gpu, block)?;
+    let nb = match block {
+        Some(b) => Nbody::with_block_size(&gpu, b)?,
+        None => Nbody::new(&gpu)?,
+    };
+    let nb = match split {
+        Some(s) => nb.with_split_shift(s)?,
+        None => nb,
+    };
     let sms = gpu.attribute(cust::device::DeviceAttribute::MultiprocessorCount)?;
-    println!("GPU: {} ({sms} SMs), module {}, block {block}", gpu.name(), gpu.loaded().what);
+    let split_s = split.map_or("split_shift(N)".to_string(), |s| format!("{} lanes", 1u32 << s));
+    let block_s = block.map_or("auto".to_string(), |b| b.to_string());
+    println!("GPU: {} ({sms} SMs), module {}, block {block_s}, {split_s}", gpu.name(), gpu.loaded().what);
+    if let Some(p) = &peer {
+        println!("peer: {} (same session)", p.display());
+    }
     println!("interactions/s = N² / median time of one force evaluation (one RK4 stage; a step is four)");
     println!("bound: fp32 ≈ 2.8e12 interactions/s on H100/H200 (66.9 TFLOP/s at 20 flop per interaction)");
     println!(
-        "{:>8} {:>7} {:>4} {:>6} {:>12} {:>12} {:>8}",
-        "N", "kernel", "prec", "mode", "inter./s", "peer", "vs peer"
+        "{:>8} {:>7} {:>4} {:>6} {:>5} {:>5} {:>12} {:>12} {:>8}",
+        "N", "kernel", "prec", "mode", "lanes", "block", "inter./s", "peer", "vs peer"
     );
     for method in methods(kernels)? {
         for &n in ns {
             for prec in ["f32", "f64"] {
                 for mode in [Mode::Exact, Mode::Fast] {
-                    let rate = if prec == "f32" {
-                        stage_rate::<f32>(&gpu, &nb, method, mode, n, runs)?
+                    let (rate, used) = if prec == "f32" {
+                        (stage_rate::<f32>(&gpu, &nb, method, mode, n, runs)?, nb.block_for::<f32>(method, mode, n)?)
                     } else {
-                        stage_rate::<f64>(&gpu, &nb, method, mode, n, runs)?
+                        (stage_rate::<f64>(&gpu, &nb, method, mode, n, runs)?, nb.block_for::<f64>(method, mode, n)?)
                     };
-                    let pr = peer(n, prec, mode);
+                    let lanes = 1u32 << nb.shift_for(n);
+                    let pr = peers.get(&(n, prec.to_string(), format!("{mode:?}").to_lowercase())).copied();
                     let vs = pr.map(|p| format!("{:.2}×", rate / p)).unwrap_or_else(|| "-".into());
                     let pr_s = pr.map(|p| format!("{p:.2e}")).unwrap_or_else(|| "-".into());
                     println!(
-                        "{n:>8} {:>7} {prec:>4} {:>6} {rate:>12.3e} {pr_s:>12} {vs:>8}",
+                        "{n:>8} {:>7} {prec:>4} {:>6} {lanes:>5} {used:>5} {rate:>12.3e} {pr_s:>12} {vs:>8}",
                         format!("{method:?}"),
                         format!("{mode:?}")
                     );
@@ -175,9 +321,10 @@ fn throughput(
                                 "kernel",
                                 "precision",
                                 "mode",
+                                "lanes",
                                 "block",
                                 "interactions/s",
-                                "peer (nvcc, H200)",
+                                "peer (same session)",
                                 "vs peer",
                                 "module",
                             ],
@@ -188,7 +335,8 @@ fn throughput(
                                 format!("{method:?}"),
                                 prec.to_string(),
                                 format!("{mode:?}"),
-                                block.to_string(),
+                                lanes.to_string(),
+                                used.to_string(),
                                 format!("{rate:.3e}"),
                                 pr_s,
                                 vs,
@@ -282,7 +430,7 @@ fn grid(ns: &[usize], steps: &[u64], budget: f64, kernels: &[Method], record: Op
     let gpu = crate::common::bench_gpu()?;
     let nb = Nbody::new(&gpu)?;
     let threads = rayon::current_num_threads();
-    println!("GPU: {} (exact kernels, block 256) vs CPU twin: 1 thread and {threads} threads", gpu.name());
+    println!("GPU: {} (exact kernels, the launcher's block) vs CPU twin: 1 thread and {threads} threads", gpu.name());
     println!("times in ms for the whole run (upload excluded); * = CPU extrapolated from the steps done in {budget} s");
     println!(
         "seed (thesis, 2010s GPU): best speedups over one CPU core 121× (f32, shared, N = 4096, 10 steps), 14.56× (f64)"

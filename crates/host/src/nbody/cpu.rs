@@ -2,11 +2,15 @@
 //! (energy, momentum) and initial conditions (uniform ball, Plummer sphere, CSV).
 //!
 //! [`step_seq`] / [`step_par`] run the four stages exactly as the kernels do: the same
-//! `lockstep_shared::nbody` functions, the same `j` order, `ε² = ε·ε` computed the same way.
+//! `lockstep_shared::nbody` functions, the same `j` order split over the same
+//! `2^split_shift(N)` lanes and combined by the same tree (`accel_exact_split`),
+//! `ε² = ε·ε` computed the same way.
 
 use super::problem::{NbodyFloat, Params, System, validate};
 use crate::error::{Error, Result};
-use lockstep_shared::nbody::{Rk4, STAGES, V4, accel_exact, combine, stage_position};
+use lockstep_shared::nbody::{
+    MAX_SPLIT_SHIFT, Rk4, STAGES, V4, accel_exact_split, combine, split_shift, stage_position,
+};
 use rayon::prelude::*;
 
 pub(crate) fn v4<T: Copy>(s: &[T], i: usize) -> V4<T> {
@@ -17,15 +21,16 @@ pub(crate) fn put<T: Copy>(s: &mut [T], i: usize, v: V4<T>) {
     s[4 * i..4 * i + 4].copy_from_slice(&[v.x, v.y, v.z, v.w]);
 }
 
-fn step_with<T: NbodyFloat>(p: &Params<T>, s: &mut System<T>, par: bool) {
+fn step_with<T: NbodyFloat>(p: &Params<T>, s: &mut System<T>, par: bool, shift: Option<u32>) {
     let n = s.len();
+    let shift = shift.unwrap_or_else(|| split_shift(n as u32));
     let (g, eps2, c) = (p.g, p.eps2(), Rk4::new(p.dt));
     let x: Vec<V4<T>> = (0..n).map(|i| v4(&s.pos, i)).collect();
     let v: Vec<V4<T>> = (0..n).map(|i| v4(&s.vel, i)).collect();
     let mut kv: Vec<Vec<V4<T>>> = Vec::with_capacity(4);
     let mut src = x.clone();
     for stage in 0..STAGES {
-        let accel = |i: usize| accel_exact(i as u32, src[i], n as u32, |j| src[j as usize], eps2, g);
+        let accel = |i: usize| accel_exact_split(i as u32, src[i], n as u32, shift, |j| src[j as usize], eps2, g);
         let a: Vec<V4<T>> = if par { (0..n).into_par_iter().map(accel).collect() } else { (0..n).map(accel).collect() };
         if stage < 3 {
             let before = if stage >= 1 { &kv[stage as usize - 1] } else { &a };
@@ -42,12 +47,12 @@ fn step_with<T: NbodyFloat>(p: &Params<T>, s: &mut System<T>, par: bool) {
 
 /// One RK4 step on one thread (no validation: see [`run_seq`]).
 pub fn step_seq<T: NbodyFloat>(p: &Params<T>, s: &mut System<T>) {
-    step_with(p, s, false)
+    step_with(p, s, false, None)
 }
 
 /// One RK4 step, forces with rayon (bit-identical to [`step_seq`]).
 pub fn step_par<T: NbodyFloat>(p: &Params<T>, s: &mut System<T>) {
-    step_with(p, s, true)
+    step_with(p, s, true, None)
 }
 
 /// Validates, then `steps` steps on one thread.
@@ -55,6 +60,22 @@ pub fn run_seq<T: NbodyFloat>(p: &Params<T>, s: &mut System<T>, steps: u64) -> R
     validate(p, s)?;
     for _ in 0..steps {
         step_seq(p, s);
+    }
+    Ok(())
+}
+
+/// As [`run_seq`] with every pair sum split over `2^shift` lanes (0 ≤ shift ≤ 5) instead of
+/// `2^split_shift(N)`: the twin of `Nbody::with_split_shift` (other bits than the default).
+pub fn run_seq_split<T: NbodyFloat>(p: &Params<T>, s: &mut System<T>, steps: u64, shift: u32) -> Result<()> {
+    if shift > MAX_SPLIT_SHIFT {
+        return Err(Error::InvalidInput {
+            what: "split shift",
+            why: format!("{shift}: use 0 to {MAX_SPLIT_SHIFT} (1 to 32 lanes per body)"),
+        });
+    }
+    validate(p, s)?;
+    for _ in 0..steps {
+        step_with(p, s, true, Some(shift));
     }
     Ok(())
 }

@@ -3,8 +3,10 @@
 //! positions before every force evaluation (four all-gathers per RK4 step: the step's start
 //! positions and the three stage positions; on the device in stream order when the ranks are
 //! GPUs joined by NCCL, else through the host). Each body's acceleration still sums every body
-//! in increasing `j` with the same operations, so a run on any number of ranks has the bits of
-//! the one-rank run and of the CPU twin. Exact mode only (the bit-exact promise is the point of
+//! in the same order with the same operations — split over `2^split_shift(N)` lanes of the
+//! *global* N, the GPU ranks launching `nbody_split_*` with their `first..first + count` when
+//! that is more than one lane — so a run on any number of ranks has the bits of the one-rank
+//! run and of the CPU twin. Exact mode only (the bit-exact promise is the point of
 //! splitting this way).
 
 use super::cpu::{put, v4};
@@ -12,7 +14,9 @@ use super::problem::{Method, NbodyFloat, Params, System, validate};
 use crate::Backend;
 use crate::dist::{Communicator, Split, all_gather_into, broadcast, split_padded};
 use crate::error::{Error, Result};
-use lockstep_shared::nbody::{Rk4, STAGES, V4, accel_exact, combine, stage_position};
+use lockstep_shared::nbody::{
+    MAX_SPLIT_SHIFT, Rk4, STAGES, V4, accel_exact_split, combine, split_shift, stage_position,
+};
 use rayon::prelude::*;
 
 /// `steps` exact RK4 steps of `s` by every rank of `comm` on `backend` (the GPU: `method`'s rank
@@ -28,6 +32,27 @@ pub fn run<T: NbodyFloat>(
     s: &mut System<T>,
     steps: u64,
 ) -> Result<()> {
+    run_split(comm, backend, method, p, s, steps, split_shift(s.len().min(u32::MAX as usize) as u32))
+}
+
+/// As [`run`] with every pair sum split over `2^shift` lanes (0 ≤ shift ≤ 5) instead of
+/// `2^split_shift(N)`: the multi-rank twin of `Nbody::with_split_shift` and
+/// [`super::run_seq_split`] (for tests of each split's kernels).
+pub fn run_split<T: NbodyFloat>(
+    comm: &dyn Communicator,
+    backend: Backend<'_>,
+    method: Method,
+    p: &Params<T>,
+    s: &mut System<T>,
+    steps: u64,
+    shift: u32,
+) -> Result<()> {
+    if shift > MAX_SPLIT_SHIFT {
+        return Err(Error::InvalidInput {
+            what: "split shift",
+            why: format!("{shift}: use 0 to {MAX_SPLIT_SHIFT} (1 to 32 lanes per body)"),
+        });
+    }
     validate(p, s)?;
     let mut shape = [s.len() as u64];
     broadcast(comm, 0, &mut shape)?;
@@ -41,9 +66,9 @@ pub fn run<T: NbodyFloat>(
     broadcast(comm, 0, &mut s.vel)?;
     let split = split_padded(s.len() as u64, comm.size(), comm.rank());
     match backend {
-        Backend::CpuSeq | Backend::Cpu => run_cpu(comm, matches!(backend, Backend::Cpu), p, s, steps, &split),
+        Backend::CpuSeq | Backend::Cpu => run_cpu(comm, matches!(backend, Backend::Cpu), p, s, steps, &split, shift),
         #[cfg(feature = "gpu")]
-        Backend::Gpu(gpu) => gpu::run(comm, gpu, method, p, s, steps, &split),
+        Backend::Gpu(gpu) => gpu::run(comm, gpu, method, p, s, steps, &split, shift),
         #[cfg(not(feature = "gpu"))]
         Backend::Gpu(gpu) => {
             let _ = method;
@@ -70,6 +95,7 @@ fn run_cpu<T: NbodyFloat>(
     s: &mut System<T>,
     steps: u64,
     split: &Split,
+    shift: u32,
 ) -> Result<()> {
     let n = s.len();
     let (g, eps2, c) = (p.g, p.eps2(), Rk4::new(p.dt));
@@ -84,7 +110,11 @@ fn run_cpu<T: NbodyFloat>(
         for stage in 0..STAGES {
             let accel = |t: usize| {
                 let i = first + t;
-                if t < len { accel_exact(i as u32, src[i], n as u32, |j| src[j as usize], eps2, g) } else { zero }
+                if t < len {
+                    accel_exact_split(i as u32, src[i], n as u32, shift, |j| src[j as usize], eps2, g)
+                } else {
+                    zero
+                }
             };
             let a: Vec<V4<T>> =
                 if par { (0..piece).into_par_iter().map(accel).collect() } else { (0..piece).map(accel).collect() };
@@ -112,6 +142,8 @@ fn run_cpu<T: NbodyFloat>(
 
 #[cfg(feature = "gpu")]
 mod gpu {
+    use super::super::gpu::{SplitStage, split_kernel};
+    use super::super::problem::Mode;
     use super::*;
     use crate::error::cuda;
     use crate::gpu::{Gpu, upload, zeroed};
@@ -175,6 +207,7 @@ mod gpu {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn run<T: NbodyFloat>(
         comm: &dyn Communicator,
         gpu: &Gpu,
@@ -183,6 +216,7 @@ mod gpu {
         s: &mut System<T>,
         steps: u64,
         split: &Split,
+        shift: u32,
     ) -> Result<()> {
         let n = s.len();
         let (first, len, piece) = (split.range.start as usize, split.len() as usize, split.piece as usize);
@@ -191,9 +225,12 @@ mod gpu {
         let (free, _) = gpu.memory_info()?;
         crate::launch::ensure_fits("device memory needed for this rank's bodies (bytes)", need, free as u64)?;
         let f: RankStage<'_, T> = gpu.kernel(kernel_name(method, T::NAME))?;
+        // The split and its order come from the global N (the one-GPU run's), via `shift`.
+        let fs: SplitStage<'_, T> = split_kernel::<T>(gpu, Mode::Exact)?;
         gpu.bind()?;
-        let max =
-            f.function().get_attribute(FunctionAttribute::MaxThreadsPerBlock).map_err(cuda("cuFuncGetAttribute"))?;
+        let max = if shift > 0 { fs.function() } else { f.function() }
+            .get_attribute(FunctionAttribute::MaxThreadsPerBlock)
+            .map_err(cuda("cuFuncGetAttribute"))?;
         let block = (super::super::gpu::DEFAULT_BLOCK).min((max.clamp(32, 1024) as u32) / 32 * 32);
         let local = |data: &[T]| -> Result<DeviceBuffer<T>> {
             let mut v = vec![T::ZERO; 4 * piece];
@@ -206,6 +243,7 @@ mod gpu {
         let mut a = zeroed::<T>(4 * total)?;
         let mut b = zeroed::<T>(4 * total)?;
         let grid = Grid1d::for_len(len.max(1) as u64, block)?;
+        let split_grid = Grid1d::for_len((len.max(1) as u64) << shift, block)?;
         let (g, eps2, h) = (p.g, p.eps2(), p.dt);
         let (nn, fi, cnt) = (n as u32, first as u32, len as u32);
         let rank_slot = comm.rank() * piece;
@@ -221,32 +259,21 @@ mod gpu {
                     2 => (b.as_device_ptr(), a.as_device_ptr()),
                     _ => (a.as_device_ptr(), b.as_device_ptr()),
                 };
-                if len > 0 {
+                let (x, v, k) = (x.as_device_ptr(), v.as_device_ptr(), k.as_device_ptr());
+                if len > 0 && shift > 0 {
+                    // SAFETY: parameters mirror the split kernels' `(n, first, count, shift, stage,
+                    // g, eps2, h, src, x, v, k, dst)`; src, dst hold total ≥ n bodies, x, v piece ≥
+                    // count, k 3·piece; first + count ≤ n < 2^31; src is none of x, v, k, dst;
+                    // shift ≤ 5 (run_split); block a multiple of 32 ≤ the kernel's limit ≤ 1024.
+                    unsafe {
+                        fs.launch(gpu, split_grid, 0, (nn, fi, cnt, shift, stage, g, eps2, h, src, x, v, k, dst))?
+                    };
+                } else if len > 0 {
                     // SAFETY: parameters mirror `(n, first, count, stage, g, eps2, h, src, x, v,
                     // k, dst)` of the rank kernels; src and dst hold total ≥ n bodies, x and v
                     // piece ≥ count bodies, k 3·piece; first + count ≤ n < 2^31 (validate);
                     // src is neither x, v, k nor dst; block ≤ the kernel's limit and 1024.
-                    unsafe {
-                        f.launch(
-                            gpu,
-                            grid,
-                            0,
-                            (
-                                nn,
-                                fi,
-                                cnt,
-                                stage,
-                                g,
-                                eps2,
-                                h,
-                                src,
-                                x.as_device_ptr(),
-                                v.as_device_ptr(),
-                                k.as_device_ptr(),
-                                dst,
-                            ),
-                        )?
-                    };
+                    unsafe { f.launch(gpu, grid, 0, (nn, fi, cnt, stage, g, eps2, h, src, x, v, k, dst))? };
                 }
                 if stage < 3 {
                     gather_in_place(comm, gpu, if stage == 1 { &mut b } else { &mut a }, rank_slot, piece)?;

@@ -5,19 +5,57 @@
 //! `vx, vy, vz, w` (`w` is carried along untouched; 0 by convention). One step is four stage
 //! launches (see the kernel module); scratch on the device is three stage accelerations and two
 //! stage-position buffers, `28·n·size_of::<T>()` bytes in all.
+//!
+//! **Split and block.** The pair sum of each body runs over `S = 2^shift` lanes, `shift =
+//! lockstep_shared::nbody::split_shift(n)` (32 lanes up to N = 8192, halving as N doubles, 1
+//! from N = 131073): an `S > 1` stage launches the split kernel (`nbody_split_*`, tiled) for
+//! either [`Method`]; `S = 1` the method's own kernel. The CPU twin sums in the same order.
+//! [`Nbody::new`] picks the block from `N·S` threads and the GPU's multiprocessor count
+//! ([`auto_block`]); [`Nbody::with_block_size`] fixes it.
+//!
+//! **Graphs.** A run of two or more steps between observations records [`GRAPH_STEPS`] steps
+//! (at most) into a CUDA graph once and replays it (`crate::graph`): the same launches with
+//! the same parameters, so the same bits, with a fraction of the launch gaps.
 
 use super::problem::{Method, Mode, NbodyFloat, NbodyKernels, Params, System, invalid, validate, validate_params};
 use crate::error::{Result, cuda};
 use crate::gpu::Gpu;
 use crate::gpu::{upload, zeroed};
+use crate::graph::Graph;
 use crate::kernel::Kernel;
 use crate::launch::{Grid1d, expect_len};
+use cust::device::DeviceAttribute;
 use cust::function::FunctionAttribute;
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DevicePointer};
-use lockstep_shared::nbody::STAGES;
+use cust::stream::Stream;
+use lockstep_shared::nbody::{MAX_SPLIT_SHIFT, STAGES, split_shift};
 
-/// Threads per block (and bodies per tile) unless the caller chooses.
+/// Threads per block (and bodies per tile) of the multi-rank launcher; [`Nbody::new`] picks per
+/// launch ([`auto_block`]).
 pub const DEFAULT_BLOCK: u32 = 256;
+
+/// Steps recorded in one CUDA graph at most (a run replays it, then launches the rest plainly).
+pub const GRAPH_STEPS: u64 = 8;
+
+/// The block the launcher picks for an `n`-body stage with split `shift` on a GPU of `sms`
+/// multiprocessors: of 512, 256, 128 and 64 threads, the one that puts the fewest threads on
+/// the busiest multiprocessor (`ceil(blocks / sms) · block` for the grid of `n·2^shift`
+/// threads: the tail of the last wave), the largest on a tie (bigger tiles, fewer barriers per
+/// pair term). Large N gets 512 (the fastest fixed block at N ≥ 65536 in the throughput bench);
+/// N = 1024 with 32 lanes gets 256 (128 blocks: one per SM). The caller clamps it to the
+/// kernel's limit.
+pub fn auto_block(n: u32, shift: u32, sms: u32) -> u32 {
+    let threads = ((n as u64) << shift).max(1);
+    let sms = sms.max(1) as u64;
+    let load = |b: u64| threads.div_ceil(b).div_ceil(sms) * b;
+    let mut best = 512u64;
+    for b in [256u64, 128, 64] {
+        if load(b) < load(best) {
+            best = b;
+        }
+    }
+    best as u32
+}
 
 /// Device bytes for `n` bodies in `T`: state, three stage accelerations, two stage buffers.
 pub fn device_bytes<T>(n: usize) -> u64 {
@@ -74,7 +112,7 @@ impl<T: NbodyFloat> DeviceSystem<T> {
     }
 }
 
-/// Position of a kernel in `Nbody::f32s` / `f64s`.
+/// Position of a kernel in `NbodySet::stages`.
 fn kernel_index(method: Method, mode: Mode) -> usize {
     2 * (method == Method::Shared) as usize + (mode == Mode::Fast) as usize
 }
@@ -86,56 +124,171 @@ type Stages<'g, T> = [Kernel<
     (u32, u32, T, T, T, DevicePointer<T>, DevicePointer<T>, DevicePointer<T>, DevicePointer<T>, DevicePointer<T>),
 >; 4];
 
-crate::kernel::family!(NbodyKernels: Nbody holds Stages { f32: f32s, f64: f64s });
+/// `(n, first, count, shift, stage, g, eps2, h, src, x, v, k, dst)`: one RK4 stage of bodies
+/// `first..first + count` with the pair sum split over `2^shift` lanes (`nbody_split_*`).
+pub(crate) type SplitStage<'g, T> = Kernel<
+    'g,
+    (
+        u32,
+        u32,
+        u32,
+        u32,
+        u32,
+        T,
+        T,
+        T,
+        DevicePointer<T>,
+        DevicePointer<T>,
+        DevicePointer<T>,
+        DevicePointer<T>,
+        DevicePointer<T>,
+    ),
+>;
+
+/// The split kernel of `T` and `mode` (the rank launcher uses the exact one).
+pub(crate) fn split_kernel<T: NbodyFloat>(gpu: &Gpu, mode: Mode) -> Result<SplitStage<'_, T>> {
+    gpu.kernel(match (T::NAME, mode) {
+        ("f32", Mode::Exact) => "nbody_split_f32",
+        ("f32", Mode::Fast) => "nbody_split_f32_fast",
+        (_, Mode::Exact) => "nbody_split_f64",
+        (_, Mode::Fast) => "nbody_split_f64_fast",
+    })
+}
+
+/// The kernels of one float type: the four stage kernels and the split ones (exact, fast),
+/// with each one's largest block (a multiple of 32) on this GPU.
+pub(crate) struct NbodySet<'g, T: DeviceCopy> {
+    stages: Stages<'g, T>,
+    split: [SplitStage<'g, T>; 2],
+    stage_max: [u32; 4],
+    split_max: [u32; 2],
+}
+
+crate::kernel::family!(NbodyKernels: Nbody holds NbodySet { f32: f32s, f64: f64s });
+
+/// The largest block (a multiple of 32, ≤ 1024) `f` can be launched with on this GPU.
+fn max_block(gpu: &Gpu, f: &cust::function::Function<'_>) -> Result<u32> {
+    gpu.bind()?;
+    let max = f.get_attribute(FunctionAttribute::MaxThreadsPerBlock).map_err(cuda("cuFuncGetAttribute"))?;
+    Ok((max.clamp(0, 1024) as u32) / 32 * 32)
+}
+
+impl<'g, T: NbodyFloat> NbodySet<'g, T> {
+    fn load(gpu: &'g Gpu, names: [&'static str; 4]) -> Result<Self> {
+        let stages = [gpu.kernel(names[0])?, gpu.kernel(names[1])?, gpu.kernel(names[2])?, gpu.kernel(names[3])?];
+        let split = [split_kernel::<T>(gpu, Mode::Exact)?, split_kernel::<T>(gpu, Mode::Fast)?];
+        let mut stage_max = [0; 4];
+        for (m, f) in stage_max.iter_mut().zip(&stages) {
+            *m = max_block(gpu, f.function())?;
+        }
+        let split_max = [max_block(gpu, split[0].function())?, max_block(gpu, split[1].function())?];
+        Ok(NbodySet { stages, split, stage_max, split_max })
+    }
+}
 
 /// The N-body kernels, loaded and ready.
 pub struct Nbody<'g> {
     gpu: &'g Gpu,
-    block: u32,
-    f32s: Stages<'g, f32>,
-    f64s: Stages<'g, f64>,
+    block: Option<u32>,
+    shift: Option<u32>,
+    graphs: bool,
+    sms: u32,
+    f32s: NbodySet<'g, f32>,
+    f64s: NbodySet<'g, f64>,
 }
 
 impl<'g> Nbody<'g> {
-    /// Looks up the eight kernels; [`DEFAULT_BLOCK`] threads per block.
+    /// Looks up the kernels; the block is picked per launch from N and the GPU ([`auto_block`]).
     pub fn new(gpu: &'g Gpu) -> Result<Self> {
-        Self::with_block_size(gpu, DEFAULT_BLOCK)
-    }
-
-    /// As [`Nbody::new`] with `threads` per block (= bodies per tile): a multiple of 32 up to 1024.
-    pub fn with_block_size(gpu: &'g Gpu, threads: u32) -> Result<Self> {
-        let block = crate::launch::block_size(threads)?;
+        let sms = gpu.attribute(DeviceAttribute::MultiprocessorCount)?.max(1) as u32;
         Ok(Nbody {
             gpu,
-            block,
-            f32s: [
-                gpu.kernel("nbody_global_f32")?,
-                gpu.kernel("nbody_global_f32_fast")?,
-                gpu.kernel("nbody_shared_f32")?,
-                gpu.kernel("nbody_shared_f32_fast")?,
-            ],
-            f64s: [
-                gpu.kernel("nbody_global_f64")?,
-                gpu.kernel("nbody_global_f64_fast")?,
-                gpu.kernel("nbody_shared_f64")?,
-                gpu.kernel("nbody_shared_f64_fast")?,
-            ],
+            block: None,
+            shift: None,
+            graphs: true,
+            sms,
+            f32s: NbodySet::load(
+                gpu,
+                ["nbody_global_f32", "nbody_global_f32_fast", "nbody_shared_f32", "nbody_shared_f32_fast"],
+            )?,
+            f64s: NbodySet::load(
+                gpu,
+                ["nbody_global_f64", "nbody_global_f64_fast", "nbody_shared_f64", "nbody_shared_f64_fast"],
+            )?,
         })
     }
 
-    /// Threads per block (bodies per tile).
-    pub fn block_size(&self) -> u32 {
+    /// As [`Nbody::new`] with `threads` per block (= bodies per tile) for every launch: a
+    /// multiple of 32 up to 1024.
+    pub fn with_block_size(gpu: &'g Gpu, threads: u32) -> Result<Self> {
+        let block = crate::launch::block_size(threads)?;
+        Ok(Nbody { block: Some(block), ..Self::new(gpu)? })
+    }
+
+    /// Sums every body's pairs over `2^shift` lanes (0 ≤ shift ≤ 5) whatever N is, instead of
+    /// [`split_shift`]`(N)`: another summation order, so other bits — the CPU twin's
+    /// [`crate::nbody::run_seq_split`] follows it. For tests and benchmarks of each split.
+    pub fn with_split_shift(self, shift: u32) -> Result<Self> {
+        if shift > MAX_SPLIT_SHIFT {
+            return Err(invalid(
+                "split shift",
+                format!("{shift}: use 0 to {MAX_SPLIT_SHIFT} (1 to 32 lanes per body)"),
+            ));
+        }
+        Ok(Nbody { shift: Some(shift), ..self })
+    }
+
+    /// Whether multi-step runs replay CUDA graphs (default `true`; same bits either way).
+    pub fn with_graphs(self, graphs: bool) -> Self {
+        Nbody { graphs, ..self }
+    }
+
+    /// The fixed threads per block, or `None` when the launcher picks per launch.
+    pub fn block_size(&self) -> Option<u32> {
         self.block
     }
 
-    /// The largest block size (a multiple of 32) this GPU can launch the `T` kernel of
-    /// `method`/`mode` with: registers per thread can make it less than 1024 (the tiled f64
-    /// kernel needs more than 64).
+    /// The split shift used for `n` bodies: the fixed one, else [`split_shift`]`(n)`.
+    pub fn shift_for(&self, n: usize) -> u32 {
+        self.shift.unwrap_or_else(|| split_shift(n.min(u32::MAX as usize) as u32))
+    }
+
+    /// The largest block size (a multiple of 32) this GPU can launch the `T` kernels of
+    /// `method`/`mode` with (the method's own kernel and the split kernel of `mode`): registers
+    /// per thread can make it less than 1024 (the tiled f64 kernels need more than 64).
     pub fn max_block_size<T: NbodyFloat>(&self, method: Method, mode: Mode) -> Result<u32> {
-        let f = T::pick(self)[kernel_index(method, mode)].function();
-        self.gpu.bind()?;
-        let max = f.get_attribute(FunctionAttribute::MaxThreadsPerBlock).map_err(cuda("cuFuncGetAttribute"))?;
-        Ok((max.clamp(0, 1024) as u32) / 32 * 32)
+        let set = T::pick(self);
+        Ok(set.stage_max[kernel_index(method, mode)].min(set.split_max[(mode == Mode::Fast) as usize]))
+    }
+
+    /// The block a stage of `n` bodies launches with: the fixed one (refused when more than
+    /// [`Nbody::max_block_size`]), else [`auto_block`] clamped to the launched kernel's limit.
+    pub fn block_for<T: NbodyFloat>(&self, method: Method, mode: Mode, n: usize) -> Result<u32> {
+        let shift = self.shift_for(n);
+        let set = T::pick(self);
+        match self.block {
+            Some(block) => {
+                let max = self.max_block_size::<T>(method, mode)?;
+                if block > max {
+                    return Err(invalid(
+                        "block size",
+                        format!(
+                            "{block} threads per block, but the {} {method:?} {mode:?} kernels run at most {max} per block on this GPU (registers); use {max} or less",
+                            T::NAME
+                        ),
+                    ));
+                }
+                Ok(block)
+            }
+            None => {
+                let max = if shift > 0 {
+                    set.split_max[(mode == Mode::Fast) as usize]
+                } else {
+                    set.stage_max[kernel_index(method, mode)]
+                };
+                Ok(auto_block(n.min(u32::MAX as usize) as u32, shift, self.sms).min(max.max(32)))
+            }
+        }
     }
 
     /// Enqueues RK4 stage `stage` (0..4) on `dev`. Four stages in order make one step.
@@ -151,20 +304,25 @@ impl<'g> Nbody<'g> {
             return Err(invalid("RK4 stage", format!("{stage}: stages are 0..4")));
         }
         validate_params(p)?;
-        let max = self.max_block_size::<T>(method, mode)?;
-        if self.block > max {
-            return Err(invalid(
-                "block size",
-                format!(
-                    "{} threads per block, but the {} {method:?} {mode:?} kernel runs at most {max} per block on this GPU (registers); use {max} or less",
-                    self.block,
-                    T::NAME
-                ),
-            ));
-        }
-        let f = &T::pick(self)[kernel_index(method, mode)];
-        let grid = Grid1d::for_len(dev.n as u64, self.block)?;
+        let block = self.block_for::<T>(method, mode, dev.len())?;
+        self.enqueue_stage(method, mode, p, stage, dev, block, self.gpu.stream())
+    }
+
+    /// Enqueues stage `stage` with `block` threads per block (checked by the caller). `dev` is
+    /// only read here (its buffers' addresses); the public callers hold it exclusively.
+    #[allow(clippy::too_many_arguments)]
+    fn enqueue_stage<T: NbodyFloat>(
+        &self,
+        method: Method,
+        mode: Mode,
+        p: &Params<T>,
+        stage: u32,
+        dev: &DeviceSystem<T>,
+        block: u32,
+        stream: &Stream,
+    ) -> Result<()> {
         let n = dev.n;
+        let shift = self.shift_for(dev.len());
         let (g, eps2, h) = (p.g, p.eps2(), p.dt);
         let (x, v, k): (DevicePointer<T>, DevicePointer<T>, DevicePointer<T>) =
             (dev.x.as_device_ptr(), dev.v.as_device_ptr(), dev.k.as_device_ptr());
@@ -177,11 +335,24 @@ impl<'g> Nbody<'g> {
             2 => (b, a),
             _ => (a, b),
         };
-        // SAFETY: parameters mirror `(n: u32, stage: u32, g: T, eps2: T, h: T, src, x, v, k, dst)`
-        // of the kernels; x, v, a, b hold 4n scalars (n bodies) and k 12n (3n bodies), allocated
-        // 256-byte aligned by cuMemAlloc; src differs from every written buffer (table above);
-        // the block is a multiple of 32 up to 1024 = the tile limit; stage < 4 was checked.
-        unsafe { f.launch(self.gpu, grid, 0, (n, stage, g, eps2, h, src, x, v, k, dst)) }
+        let set = T::pick(self);
+        if shift == 0 {
+            let f = &set.stages[kernel_index(method, mode)];
+            let grid = Grid1d::for_len(n as u64, block)?;
+            // SAFETY: parameters mirror `(n, stage, g, eps2, h, src, x, v, k, dst)` of the kernels;
+            // x, v, a, b hold n bodies and k 3n, 256-byte aligned (cuMemAlloc); src differs from
+            // every written buffer (table above); the block is a multiple of 32 up to the kernel's
+            // limit ≤ 1024 = the tile limit (block_for); stage < 4 was checked.
+            unsafe { f.launch_on(self.gpu, stream, grid, 0, (n, stage, g, eps2, h, src, x, v, k, dst)) }
+        } else {
+            let f = &set.split[(mode == Mode::Fast) as usize];
+            let grid = Grid1d::for_len((n as u64) << shift, block)?;
+            // SAFETY: parameters mirror `(n, first, count, shift, stage, g, eps2, h, src, x, v,
+            // k, dst)` of the split kernels, a whole system (first = 0, count = n); buffers as
+            // above; shift ≤ 5 (split_shift, with_split_shift); the block is a multiple of 32 up
+            // to the kernel's limit ≤ 1024 (block_for), so ≥ 2^shift; stage < 4 was checked.
+            unsafe { f.launch_on(self.gpu, stream, grid, 0, (n, 0, n, shift, stage, g, eps2, h, src, x, v, k, dst)) }
+        }
     }
 
     /// Enqueues one RK4 step (four stages).
@@ -192,8 +363,95 @@ impl<'g> Nbody<'g> {
         p: &Params<T>,
         dev: &mut DeviceSystem<T>,
     ) -> Result<()> {
+        validate_params(p)?;
+        let block = self.block_for::<T>(method, mode, dev.len())?;
         for stage in 0..STAGES {
-            self.stage_on_device(method, mode, p, stage, dev)?;
+            self.enqueue_stage(method, mode, p, stage, dev, block, self.gpu.stream())?;
+        }
+        Ok(())
+    }
+
+    /// Records `steps` (≥ 1) RK4 steps on `dev` into a CUDA graph (nothing runs yet): each
+    /// [`RecordedSteps::launch`] then enqueues all of them with one driver call — the same
+    /// launches as [`Nbody::step_on_device`] `steps` times, so the same bits. `dev` stays
+    /// borrowed while the recording lives (its buffers are what the recording uses).
+    pub fn record_steps<'a, T: NbodyFloat>(
+        &'a self,
+        method: Method,
+        mode: Mode,
+        p: &Params<T>,
+        dev: &'a DeviceSystem<T>,
+        steps: u64,
+    ) -> Result<RecordedSteps<'a, T>> {
+        if steps == 0 {
+            return Err(invalid("recorded steps", "0 steps: record at least 1".into()));
+        }
+        validate_params(p)?;
+        let block = self.block_for::<T>(method, mode, dev.len())?;
+        let graph = self.gpu.capture(|stream| {
+            for _ in 0..steps {
+                for stage in 0..STAGES {
+                    self.enqueue_stage(method, mode, p, stage, dev, block, stream)?;
+                }
+            }
+            Ok(())
+        })?;
+        Ok(RecordedSteps { graph, _dev: dev, steps })
+    }
+
+    /// Enqueues `steps` RK4 steps: with graphs on and `steps ≥ 2`, records
+    /// `min(steps, GRAPH_STEPS)` steps once and replays the recording, the remainder launched
+    /// plainly (the same launches either way, so the same bits).
+    pub fn steps_on_device<T: NbodyFloat>(
+        &self,
+        method: Method,
+        mode: Mode,
+        p: &Params<T>,
+        dev: &mut DeviceSystem<T>,
+        steps: u64,
+    ) -> Result<()> {
+        validate_params(p)?;
+        let per = if self.graphs && steps >= 2 { steps.min(GRAPH_STEPS) } else { 0 };
+        let recorded = if per > 0 { self.try_record(method, mode, p, dev, per) } else { None };
+        self.enqueue_steps(method, mode, p, dev, steps, recorded.as_ref())
+    }
+
+    /// [`Nbody::record_steps`], or `None` when the driver cannot record (a driver without the
+    /// graph API, a tool that refuses capture): graphs only save launch time, so the run goes
+    /// on with plain launches, which give the same bits and report any launch error themselves.
+    fn try_record<'a, T: NbodyFloat>(
+        &'a self,
+        method: Method,
+        mode: Mode,
+        p: &Params<T>,
+        dev: &'a DeviceSystem<T>,
+        steps: u64,
+    ) -> Option<RecordedSteps<'a, T>> {
+        self.record_steps(method, mode, p, dev, steps).ok()
+    }
+
+    /// Enqueues `steps` steps: as many replays of `recorded` as fit, the rest plainly.
+    fn enqueue_steps<T: NbodyFloat>(
+        &self,
+        method: Method,
+        mode: Mode,
+        p: &Params<T>,
+        dev: &DeviceSystem<T>,
+        steps: u64,
+        recorded: Option<&RecordedSteps<'_, T>>,
+    ) -> Result<()> {
+        let block = self.block_for::<T>(method, mode, dev.len())?;
+        let mut left = steps;
+        if let Some(r) = recorded {
+            while left >= r.steps {
+                r.launch()?;
+                left -= r.steps;
+            }
+        }
+        for _ in 0..left {
+            for stage in 0..STAGES {
+                self.enqueue_stage(method, mode, p, stage, dev, block, self.gpu.stream())?;
+            }
         }
         Ok(())
     }
@@ -226,17 +484,56 @@ impl<'g> Nbody<'g> {
         if every == 0 {
             return Err(invalid("observation interval", "0 steps: use at least 1".into()));
         }
-        let mut dev = DeviceSystem::upload(self.gpu, p, s)?;
+        let dev = DeviceSystem::upload(self.gpu, p, s)?;
+        self.block_for::<T>(method, mode, dev.len())?;
+        // One recording for the whole run (chunks of `every` steps replay it).
+        let per = every.min(steps).min(GRAPH_STEPS);
+        let recorded = if self.graphs && per >= 2 { self.try_record(method, mode, p, &dev, per) } else { None };
         let mut done = 0;
         while done < steps {
             let chunk = every.min(steps - done);
-            for _ in 0..chunk {
-                self.step_on_device(method, mode, p, &mut dev)?;
-            }
+            self.enqueue_steps(method, mode, p, &dev, chunk, recorded.as_ref())?;
             done += chunk;
             dev.download(self.gpu, s)?;
             observe(done, s)?;
         }
         Ok(())
+    }
+}
+
+/// RK4 steps recorded as a CUDA graph ([`Nbody::record_steps`]), borrowing the system whose
+/// buffers they use.
+pub struct RecordedSteps<'a, T: DeviceCopy> {
+    graph: Graph<'a>,
+    _dev: &'a DeviceSystem<T>,
+    steps: u64,
+}
+
+impl<T: DeviceCopy> RecordedSteps<'_, T> {
+    /// The steps one launch runs.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// Enqueues the recorded steps on the GPU's stream.
+    pub fn launch(&self) -> Result<()> {
+        // SAFETY: the recording launches the stage kernels on `_dev`'s buffers, which the
+        // borrow keeps allocated (and unreplaced) while `self` lives; every other condition of
+        // those launches was checked when they were recorded and depends on nothing that changed.
+        unsafe { self.graph.launch() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_block_fills_the_gpu_with_the_largest_tile() {
+        assert_eq!(auto_block(1024, 5, 132), 256); // 128 blocks, one per SM
+        assert_eq!(auto_block(4096, 5, 132), 512); // 256 blocks, two waves of 512 either way
+        assert_eq!(auto_block(262_144, 0, 132), 512);
+        assert_eq!(auto_block(1, 5, 132), 64); // one warp of work: the smallest block
+        assert_eq!(auto_block(1000, 0, 0), 512); // no SM count: one "SM", largest block
     }
 }

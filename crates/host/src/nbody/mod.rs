@@ -1,6 +1,7 @@
 //! All-pairs N-body with RK4: [`Params`] and a [`System`] of bodies, integrated on any
 //! [`Backend`]. Exact mode equals the CPU twin bit for bit (no contraction, correctly rounded
-//! `sqrt` and `/`, the pair sum in increasing `j`); fast mode (FMA, `rsqrt.approx`) runs on the
+//! `sqrt` and `/`, the pair sum split over `2^split_shift(N)` lanes in a fixed order —
+//! [`split_shift`], `lockstep_shared::nbody::accel_split`); fast mode (FMA, `rsqrt.approx`) runs on the
 //! GPU only and is checked against the exact result within a stated tolerance.
 
 mod checkpoint;
@@ -12,9 +13,10 @@ mod problem;
 mod resume;
 
 pub use checkpoint::{Checkpoint, FAMILY, Recording, identity};
-pub use cpu::{energy, init, momentum, run_par, run_seq, step_par, step_seq};
+pub use cpu::{energy, init, momentum, run_par, run_seq, run_seq_split, step_par, step_seq};
 #[cfg(feature = "gpu")]
-pub use gpu::{DEFAULT_BLOCK, DeviceSystem, Nbody, device_bytes, ensure_fits};
+pub use gpu::{DEFAULT_BLOCK, DeviceSystem, GRAPH_STEPS, Nbody, RecordedSteps, auto_block, device_bytes, ensure_fits};
+pub use lockstep_shared::nbody::{MAX_SPLIT_SHIFT, split_shift};
 pub use problem::{MAX_BODIES, Method, Mode, NbodyFloat, Params, System, validate, validate_params};
 pub use resume::{Ended, Segments, run_resumable};
 
