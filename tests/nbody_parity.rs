@@ -260,7 +260,7 @@ fn nbody_split_default_blocks_and_graphs_equal_the_cpu() -> Result<(), TestCaseE
             let (p, s0) = setup::<f32>(n, 9, false, false);
             let (mut want, mut plain, mut graph) = (s0.clone(), s0.clone(), s0.clone());
             cpu::run_par(&p, &mut want, steps)?;
-            // The recording itself (run falls back to plain launches if a capture fails).
+            // The recording itself (run falls back to plain launches if a recording fails).
             let mut dev = DeviceSystem::upload(gpu, &p, &s0)?;
             {
                 let rec = nb.record_steps(Method::Shared, Mode::Exact, &p, &dev, 4)?;

@@ -31,8 +31,8 @@ extern "C" fn not_loaded() -> u32 {
 
 /// Every driver function cust 0.3.2 calls (checked by the linker: a missing name is an
 /// undefined symbol at link time), plus those lockstep calls itself: through `cust::sys`
-/// (`cuFuncSetAttribute`, and the graph API of [`crate::graph`]: `cuStreamBeginCapture_v2`,
-/// `cuStreamEndCapture`, `cuGraphInstantiateWithFlags`, `cuGraphLaunch`, `cuGraphExecDestroy`,
+/// (`cuFuncSetAttribute`, and the graph API of [`crate::graph`]: `cuGraphCreate`,
+/// `cuGraphAddKernelNode`, `cuGraphInstantiateWithFlags`, `cuGraphLaunch`, `cuGraphExecDestroy`,
 /// `cuGraphDestroy`), or declared in `cluster_launch.rs` (`cuLaunchKernelEx`,
 /// `cuOccupancyMaxActiveClusters`).
 #[cfg(lazy_cuda)]
@@ -184,10 +184,8 @@ driver_functions![
     cuOccupancyMaxActiveClusters,
     cuOccupancyMaxActiveBlocksPerMultiprocessor,
     cuOccupancyMaxPotentialBlockSize,
-    cuStreamBeginCapture_v2,
     cuStreamCreateWithPriority,
     cuStreamDestroy_v2,
-    cuStreamEndCapture,
     cuStreamGetFlags,
     cuStreamGetPriority,
     cuStreamSynchronize,

@@ -199,16 +199,14 @@ impl Gpu {
         Ok(v.max(0) as u32)
     }
 
-    /// Launches `function` on `stream` (the GPU's own, [`Gpu::stream`], or a graph capture's
-    /// of this GPU's context); nothing happens for an empty grid.
+    /// Launches `function` on the stream (nothing happens for an empty grid).
     ///
     /// # Safety
     /// `args` holds one pointer per kernel parameter, in order, each to a value of exactly the
     /// parameter's type, and every device pointer among them is valid for what the kernel
     /// reads and writes for this grid.
-    pub(crate) unsafe fn launch_on(
+    pub(crate) unsafe fn launch(
         &self,
-        stream: &Stream,
         function: &Function<'_>,
         kernel: &'static str,
         dims: impl Into<Dims>,
@@ -223,7 +221,7 @@ impl Gpu {
         let grid = cust::function::GridSize::xyz(dims.grid[0], dims.grid[1], dims.grid[2]);
         let block = cust::function::BlockSize::xyz(dims.block[0], dims.block[1], dims.block[2]);
         // SAFETY: forwarded from the caller.
-        unsafe { stream.launch(function, grid, block, shared_bytes, args) }
+        unsafe { self.stream.launch(function, grid, block, shared_bytes, args) }
             .map_err(|source| Error::Launch { kernel, source })
     }
 }

@@ -1,23 +1,28 @@
-//! CUDA graphs by stream capture: record a fixed sequence of launches once, replay it with one
-//! driver call. cust 0.3.2 has no graph API, so the six driver functions come from
-//! `cust::sys` (bindgen of `cuda.h`), resolved through our own table ([`crate::driver`]).
+//! CUDA graphs built node by node: record a fixed sequence of launches once, replay it with
+//! one driver call. cust 0.3.2 has no graph API, so the driver functions come from `cust::sys`
+//! (bindgen of `cuda.h`), resolved through our own table ([`crate::driver`]).
 //!
 //! A [`Graph`] replays exactly the launches recorded — same kernels, same grids, same
-//! parameter values (the driver copies them at capture) — so its results are the bits the
-//! same launches give on the stream. Any family can use it: [`Gpu::capture`] records what the
-//! closure enqueues on the capture's own (non-blocking) stream; [`Graph::launch`] enqueues the
-//! whole recording on the GPU's stream, in order with everything else there.
+//! parameter values (the driver copies them when a node is added) — each node depending on the
+//! one before, so its results are the bits the same launches give on the stream. Any family
+//! can use it: [`Gpu::record`] hands a [`Recorder`] to a closure that adds launches
+//! ([`crate::kernel::Kernel::launch_to`] with [`Target::Graph`]); [`Graph::launch`] enqueues the
+//! whole recording on the GPU's stream, in order with everything else there. The graph is
+//! built without stream capture, so recording never disturbs other threads' use of the GPU (a
+//! capture in progress makes some of their calls fail).
 //! What pays: many short kernels (a launch on the stream costs a few µs of host and gap time;
 //! inside a graph the kernels follow each other with far smaller gaps).
 
 use crate::error::{Error, Result, cuda};
 use crate::gpu::Gpu;
 use cust::error::CudaError;
-use cust::stream::{Stream, StreamFlags};
+use crate::launch::Dims;
+use cust::function::Function;
 use cust::sys::{
-    CUgraph, CUgraphExec, CUresult, CUstreamCaptureMode_enum, cuGraphDestroy, cuGraphExecDestroy,
-    cuGraphInstantiateWithFlags, cuGraphLaunch, cuStreamBeginCapture_v2, cuStreamEndCapture, cudaError_enum,
+    CUDA_KERNEL_NODE_PARAMS, CUgraph, CUgraphExec, CUgraphNode, CUresult, cuGraphAddKernelNode, cuGraphCreate,
+    cuGraphDestroy, cuGraphExecDestroy, cuGraphInstantiateWithFlags, cuGraphLaunch, cudaError_enum,
 };
+use std::ffi::c_void;
 
 /// A driver status as a `Result` (cust's own conversion is private): the codes these calls
 /// document map to their [`CudaError`]; the stream-capture codes (900–908), which cust 0.3.2
@@ -54,42 +59,78 @@ pub(crate) struct Graph<'g> {
     exec: CUgraphExec,
 }
 
-impl Gpu {
-    /// Records what `enqueue` enqueues on the stream it is given into a [`Graph`] (nothing
-    /// runs during the recording). The stream is a fresh non-blocking one of this GPU's
-    /// context, used for nothing else: other threads' work on the GPU's own stream or on the
-    /// legacy default stream neither joins the recording nor is disturbed by it (a blocking
-    /// stream under capture would make their synchronous copies fail). `enqueue` must only
-    /// enqueue kernel launches (or async copies and memsets) on that stream — no
-    /// synchronisation, no allocation; a call the driver refuses while capturing ends the
-    /// capture with an error. The capture ends, and its graph is destroyed, whatever `enqueue`
-    /// returns: its error is returned first. The graph runs on the GPU's stream
-    /// ([`Graph::launch`]).
-    pub(crate) fn capture(&self, enqueue: impl FnOnce(&Stream) -> Result<()>) -> Result<Graph<'_>> {
-        self.bind()?;
-        let capturing = Stream::new(StreamFlags::NON_BLOCKING, None).map_err(cuda("cuStreamCreate"))?;
-        let stream = capturing.as_inner();
-        // SAFETY: `stream` is a live stream of the current context (bind), not the legacy
-        // default stream; relaxed mode restricts no other thread's driver calls.
-        unsafe { cuStreamBeginCapture_v2(stream, CUstreamCaptureMode_enum::CU_STREAM_CAPTURE_MODE_RELAXED) }
-            .ok(cuda("cuStreamBeginCapture"))?;
-        let recorded = enqueue(&capturing);
-        let mut graph: CUgraph = std::ptr::null_mut();
-        // SAFETY: ends the capture begun above on the same stream; `graph` receives the
-        // recorded graph (null when the capture was invalidated).
-        let ended = unsafe { cuStreamEndCapture(stream, &mut graph) }.ok(cuda("cuStreamEndCapture"));
-        let destroy = |graph: CUgraph| {
-            if !graph.is_null() {
-                // SAFETY: `graph` came from cuStreamEndCapture and is destroyed once, here.
-                unsafe { cuGraphDestroy(graph) };
-            }
+/// Where a launch goes: the GPU's stream now, or a graph being recorded.
+pub(crate) enum Target<'r> {
+    /// Enqueued on the GPU's stream.
+    Stream,
+    /// Added to the recording, after everything added before.
+    Graph(&'r mut Recorder),
+}
+
+/// A graph being built: each added launch depends on the one before.
+pub(crate) struct Recorder {
+    graph: CUgraph,
+    last: Option<CUgraphNode>,
+}
+
+impl Recorder {
+    /// Adds a launch of `function` with `args` (one pointer per parameter; the driver copies
+    /// the values now) after the launches added before.
+    ///
+    /// # Safety
+    /// As [`Gpu::launch`] for the launch when the graph runs: `args` matches the kernel's
+    /// parameters, and the device addresses among them stay valid while the graph lives.
+    pub(crate) unsafe fn add(
+        &mut self,
+        function: &Function<'_>,
+        dims: impl Into<Dims>,
+        shared_bytes: u32,
+        args: &[*mut c_void],
+    ) -> Result<()> {
+        let dims = dims.into();
+        if dims.is_empty() {
+            return Ok(());
+        }
+        let params = CUDA_KERNEL_NODE_PARAMS {
+            func: function.to_raw(),
+            gridDimX: dims.grid[0],
+            gridDimY: dims.grid[1],
+            gridDimZ: dims.grid[2],
+            blockDimX: dims.block[0],
+            blockDimY: dims.block[1],
+            blockDimZ: dims.block[2],
+            sharedMemBytes: shared_bytes,
+            kernelParams: args.as_ptr() as *mut *mut c_void,
+            extra: std::ptr::null_mut(),
         };
-        if let Err(e) = recorded.and(ended) {
+        let mut node: CUgraphNode = std::ptr::null_mut();
+        let deps = self.last.as_slice();
+        // SAFETY: `graph` is live; `params` and `args` live across the call, which copies the
+        // parameter values; `deps` holds 0 or 1 node of this graph.
+        unsafe { cuGraphAddKernelNode(&mut node, self.graph, deps.as_ptr(), deps.len(), &params) }
+            .ok(cuda("cuGraphAddKernelNode"))?;
+        self.last = Some(node);
+        Ok(())
+    }
+}
+
+impl Gpu {
+    /// Builds a [`Graph`] of the launches `add` adds to the [`Recorder`] (nothing runs while it
+    /// is built; no stream is captured). The graph is destroyed on any error, `add`'s first.
+    /// It runs on the GPU's stream ([`Graph::launch`]).
+    pub(crate) fn record(&self, add: impl FnOnce(&mut Recorder) -> Result<()>) -> Result<Graph<'_>> {
+        self.bind()?;
+        let mut graph: CUgraph = std::ptr::null_mut();
+        // SAFETY: creates an empty graph; `graph` receives it.
+        unsafe { cuGraphCreate(&mut graph, 0) }.ok(cuda("cuGraphCreate"))?;
+        let destroy = |graph: CUgraph| {
+            // SAFETY: `graph` came from cuGraphCreate and is destroyed once, here.
+            unsafe { cuGraphDestroy(graph) };
+        };
+        let mut recorder = Recorder { graph, last: None };
+        if let Err(e) = add(&mut recorder) {
             destroy(graph);
             return Err(e);
-        }
-        if graph.is_null() {
-            return Err(Error::InvalidInput { what: "graph capture", why: "the driver returned no graph".into() });
         }
         let mut exec: CUgraphExec = std::ptr::null_mut();
         // SAFETY: `graph` is a valid graph of this context; `exec` receives the executable.
@@ -106,7 +147,7 @@ impl Graph<'_> {
     ///
     /// # Safety
     /// Every device buffer the recorded launches read or write is still allocated, and what
-    /// the launches' own safety contracts asked of them at capture still holds.
+    /// the launches' own safety contracts asked of them when recorded still holds.
     pub(crate) unsafe fn launch(&self) -> Result<()> {
         self.gpu.bind()?;
         // SAFETY: `exec` is this graph's live executable, made in the GPU's context; the stream

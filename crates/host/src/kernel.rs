@@ -94,26 +94,35 @@ impl<'g, A: KernelArgs> Kernel<'g, A> {
     /// writes for this grid.
     pub(crate) unsafe fn launch(&self, gpu: &Gpu, dims: impl Into<Dims>, shared_bytes: u32, args: A) -> Result<()> {
         // SAFETY: the caller's contract.
-        unsafe { self.launch_on(gpu, gpu.stream(), dims, shared_bytes, args) }
+        args.with_pointers(|pointers| {
+            // SAFETY: one pointer per parameter, each to a value of the parameter's type
+            // (`A`), alive for the call; the rest is the caller's contract.
+            unsafe { gpu.launch(&self.function, self.name, dims, shared_bytes, pointers) }
+        })
     }
 
-    /// As [`Kernel::launch`] on `stream`, a stream of `gpu`'s context (a graph capture's).
+    /// As [`Kernel::launch`], to `target`: the GPU's stream, or a graph being recorded
+    /// ([`crate::graph::Recorder`]).
     ///
     /// # Safety
-    /// As [`Kernel::launch`].
-    pub(crate) unsafe fn launch_on(
+    /// As [`Kernel::launch`]; for a graph, the device addresses stay valid while it lives.
+    pub(crate) unsafe fn launch_to(
         &self,
         gpu: &Gpu,
-        stream: &cust::stream::Stream,
+        target: &mut crate::graph::Target<'_>,
         dims: impl Into<Dims>,
         shared_bytes: u32,
         args: A,
     ) -> Result<()> {
-        args.with_pointers(|pointers| {
-            // SAFETY: one pointer per parameter, each to a value of the parameter's type
-            // (`A`), alive for the call; the rest is the caller's contract.
-            unsafe { gpu.launch_on(stream, &self.function, self.name, dims, shared_bytes, pointers) }
-        })
+        match target {
+            // SAFETY: the caller's contract.
+            crate::graph::Target::Stream => unsafe { self.launch(gpu, dims, shared_bytes, args) },
+            crate::graph::Target::Graph(recorder) => args.with_pointers(|pointers| {
+                // SAFETY: one pointer per parameter, each to a value of the parameter's type
+                // (`A`), alive for the call; the rest is the caller's contract.
+                unsafe { recorder.add(&self.function, dims, shared_bytes, pointers) }
+            }),
+        }
     }
 }
 

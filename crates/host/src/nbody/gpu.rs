@@ -21,13 +21,12 @@ use super::problem::{Method, Mode, NbodyFloat, NbodyKernels, Params, System, inv
 use crate::error::{Result, cuda};
 use crate::gpu::Gpu;
 use crate::gpu::{upload, zeroed};
-use crate::graph::Graph;
+use crate::graph::{Graph, Target};
 use crate::kernel::Kernel;
 use crate::launch::{Grid1d, expect_len};
 use cust::device::DeviceAttribute;
 use cust::function::FunctionAttribute;
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DevicePointer};
-use cust::stream::Stream;
 use lockstep_shared::nbody::{MAX_SPLIT_SHIFT, STAGES, split_shift};
 
 /// Threads per block (and bodies per tile) of the multi-rank launcher; [`Nbody::new`] picks per
@@ -305,11 +304,12 @@ impl<'g> Nbody<'g> {
         }
         validate_params(p)?;
         let block = self.block_for::<T>(method, mode, dev.len())?;
-        self.enqueue_stage(method, mode, p, stage, dev, block, self.gpu.stream())
+        self.enqueue_stage(method, mode, p, stage, dev, block, &mut Target::Stream)
     }
 
-    /// Enqueues stage `stage` with `block` threads per block (checked by the caller). `dev` is
-    /// only read here (its buffers' addresses); the public callers hold it exclusively.
+    /// Enqueues stage `stage` with `block` threads per block (checked by the caller) to `to`:
+    /// the stream, or a graph being recorded. `dev` is only read here (its buffers' addresses);
+    /// the public callers hold it exclusively.
     #[allow(clippy::too_many_arguments)]
     fn enqueue_stage<T: NbodyFloat>(
         &self,
@@ -319,7 +319,7 @@ impl<'g> Nbody<'g> {
         stage: u32,
         dev: &DeviceSystem<T>,
         block: u32,
-        stream: &Stream,
+        to: &mut Target<'_>,
     ) -> Result<()> {
         let n = dev.n;
         let shift = self.shift_for(dev.len());
@@ -343,7 +343,7 @@ impl<'g> Nbody<'g> {
             // x, v, a, b hold n bodies and k 3n, 256-byte aligned (cuMemAlloc); src differs from
             // every written buffer (table above); the block is a multiple of 32 up to the kernel's
             // limit ≤ 1024 = the tile limit (block_for); stage < 4 was checked.
-            unsafe { f.launch_on(self.gpu, stream, grid, 0, (n, stage, g, eps2, h, src, x, v, k, dst)) }
+            unsafe { f.launch_to(self.gpu, to, grid, 0, (n, stage, g, eps2, h, src, x, v, k, dst)) }
         } else {
             let f = &set.split[(mode == Mode::Fast) as usize];
             let grid = Grid1d::for_len((n as u64) << shift, block)?;
@@ -351,7 +351,7 @@ impl<'g> Nbody<'g> {
             // k, dst)` of the split kernels, a whole system (first = 0, count = n); buffers as
             // above; shift ≤ 5 (split_shift, with_split_shift); the block is a multiple of 32 up
             // to the kernel's limit ≤ 1024 (block_for), so ≥ 2^shift; stage < 4 was checked.
-            unsafe { f.launch_on(self.gpu, stream, grid, 0, (n, 0, n, shift, stage, g, eps2, h, src, x, v, k, dst)) }
+            unsafe { f.launch_to(self.gpu, to, grid, 0, (n, 0, n, shift, stage, g, eps2, h, src, x, v, k, dst)) }
         }
     }
 
@@ -366,7 +366,7 @@ impl<'g> Nbody<'g> {
         validate_params(p)?;
         let block = self.block_for::<T>(method, mode, dev.len())?;
         for stage in 0..STAGES {
-            self.enqueue_stage(method, mode, p, stage, dev, block, self.gpu.stream())?;
+            self.enqueue_stage(method, mode, p, stage, dev, block, &mut Target::Stream)?;
         }
         Ok(())
     }
@@ -388,10 +388,11 @@ impl<'g> Nbody<'g> {
         }
         validate_params(p)?;
         let block = self.block_for::<T>(method, mode, dev.len())?;
-        let graph = self.gpu.capture(|stream| {
+        let graph = self.gpu.record(|recorder| {
+            let mut to = Target::Graph(recorder);
             for _ in 0..steps {
                 for stage in 0..STAGES {
-                    self.enqueue_stage(method, mode, p, stage, dev, block, stream)?;
+                    self.enqueue_stage(method, mode, p, stage, dev, block, &mut to)?;
                 }
             }
             Ok(())
@@ -417,7 +418,7 @@ impl<'g> Nbody<'g> {
     }
 
     /// [`Nbody::record_steps`], or `None` when the driver cannot record (a driver without the
-    /// graph API, a tool that refuses capture): graphs only save launch time, so the run goes
+    /// graph API, a tool that refuses graphs): graphs only save launch time, so the run goes
     /// on with plain launches, which give the same bits and report any launch error themselves.
     fn try_record<'a, T: NbodyFloat>(
         &'a self,
@@ -450,7 +451,7 @@ impl<'g> Nbody<'g> {
         }
         for _ in 0..left {
             for stage in 0..STAGES {
-                self.enqueue_stage(method, mode, p, stage, dev, block, self.gpu.stream())?;
+                self.enqueue_stage(method, mode, p, stage, dev, block, &mut Target::Stream)?;
             }
         }
         Ok(())
