@@ -59,8 +59,6 @@ fn methods_that_do_not_apply_are_refused() {
     let e = check_method(Method::Wide, CounterKind::F64 { unit: true }, 10).unwrap_err().to_string();
     assert!(e.contains("u32 and u64 counts only"), "{e}");
     assert!(check_method(Method::Wide, CounterKind::Count, 100_000).is_ok());
-    let e = check_method(Method::Cluster, CounterKind::Fixed { unit: true }, 10).unwrap_err().to_string();
-    assert!(e.contains("u32 and u64 counts only"), "{e}");
     assert_eq!(Method::from_name("cas-agg"), Some(Method::CasAggregated));
     assert_eq!(Method::from_name("nope"), None);
 }
@@ -93,10 +91,6 @@ fn launchers_refuse_bad_input_before_launching() -> Result<(), TestCaseError> {
     let e = a.histogram_counts::<u32>(Method::Wide, &over, &x).unwrap_err();
     assert!(matches!(e, Error::InvalidInput { what: "histogram method", .. }), "{e}");
     assert!(e.to_string().contains(&format!("at most {} bins", a.wide_capacity())), "{e}");
-    // More bins than a cluster of 16 holds (or any, without the sm_90 image): refused.
-    let over = cpu::bins(0.0, 1.0, a.cluster_capacity() as u64 + 1).unwrap();
-    let e = a.histogram_counts::<u64>(Method::Cluster, &over, &x).unwrap_err();
-    assert!(matches!(e, Error::InvalidInput { what: "histogram method", .. }), "{e}");
     // Bins with public fields tampered with are revalidated.
     let mut bad = bins;
     bad.k = 0;

@@ -87,8 +87,6 @@ const LAUNCHED_BY: &[(&[&str], &str)] = &[
             "histogram_private_u64",
             "histogram_wide_u32",
             "histogram_wide_u64",
-            "histogram_cluster_u32",
-            "histogram_cluster_u64",
         ],
         "histogram_counts",
     ),

@@ -23,10 +23,9 @@ fn method_of(name: &str) -> PyResult<Option<Method>> {
         "count" => Method::Count,
         "private" => Method::Private,
         "wide" => Method::Wide,
-        "cluster" => Method::Cluster,
         m => {
             return Err(PyValueError::new_err(format!(
-                "method: {m:?} is not one of 'auto', 'plain', 'shared', 'shfl', 'match', 'block', 'count', 'private', 'wide', 'cluster'"
+                "method: {m:?} is not one of 'auto', 'plain', 'shared', 'shfl', 'match', 'block', 'count', 'private', 'wide'"
             )));
         }
     }))

@@ -10,8 +10,7 @@
 //!   `warp_vote_{ballot,any,all}`, `warp_match_any`, through `asm!`.
 //! - [`aggregate`]: warp-aggregated `atomic_add_aggregated` (variants a–d, CAS f64, counts).
 //! - [`atomic`]: `atomic_add` (u32, i32, u64, f32, f64 — native `atom.add`), `atomic_cas`.
-//! - `cluster` (sm_90 builds only): `cluster_blocks`, `cluster_block_rank`, `cluster_id_x`,
-//!   `cluster_count_x`, `cluster_sync`, `map_shared`, `cluster_increment_u16`.
+//! - `cluster` (sm_90 builds only): `cluster_blocks`, `cluster_block_rank`, `cluster_id_x`.
 //! - [`memory`]: `load_global_i16`, `load_global_u32`, `store_global_i16` at a 32-bit element
 //!   offset (`ld.global`/`st.global`).
 //! - [`shared_array!`] / [`dynamic_shared!`]: shared memory sized at compile time / per launch; [`shared`]: `shared_addr` and

@@ -29,15 +29,11 @@ pub enum Method {
     /// Counts only: every bin of a block as a 16-bit counter in up to the GPU's opt-in shared
     /// memory (116 224 bins on an H100), added to the global counters every ≤ 65 535 values.
     Wide,
-    /// Counts only, sm_90 image only: the bins spread over a thread-block cluster's shared
-    /// memory as 16-bit counters (up to 16 × the wide method's bins), counted through
-    /// distributed shared memory; a wrapping counter adds 65 536 to the global one.
-    Cluster,
 }
 
 impl Method {
     /// Every method, in the order of the benchmark tables.
-    pub const ALL: [Method; 11] = [
+    pub const ALL: [Method; 10] = [
         Method::Plain,
         Method::Shared,
         Method::Shfl,
@@ -48,11 +44,10 @@ impl Method {
         Method::CasAggregated,
         Method::Private,
         Method::Wide,
-        Method::Cluster,
     ];
 
     /// A short name (`plain`, `shared`, `shfl`, `match`, `block`, `count`, `cas`, `cas-agg`,
-    /// `private`, `wide`, `cluster`).
+    /// `private`, `wide`).
     pub fn name(self) -> &'static str {
         match self {
             Method::Plain => "plain",
@@ -65,7 +60,6 @@ impl Method {
             Method::CasAggregated => "cas-agg",
             Method::Private => "private",
             Method::Wide => "wide",
-            Method::Cluster => "cluster",
         }
     }
 
@@ -84,7 +78,7 @@ impl Method {
             Method::Count => via::COUNT,
             Method::Cas => via::CAS,
             Method::CasAggregated => via::CAS_AGGREGATED,
-            Method::Private | Method::Wide | Method::Cluster => u32::MAX,
+            Method::Private | Method::Wide => u32::MAX,
         }
     }
 }

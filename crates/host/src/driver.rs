@@ -30,11 +30,10 @@ extern "C" fn not_loaded() -> u32 {
 }
 
 /// Every driver function cust 0.3.2 calls (checked by the linker: a missing name is an
-/// undefined symbol at link time), plus those lockstep calls itself: through `cust::sys`
-/// (`cuFuncSetAttribute`, and the graph API of [`crate::graph`]: `cuGraphCreate`,
+/// undefined symbol at link time), plus those lockstep calls itself through `cust::sys`:
+/// `cuFuncSetAttribute`, and the graph API of [`crate::graph`] (`cuGraphCreate`,
 /// `cuGraphAddKernelNode`, `cuGraphInstantiateWithFlags`, `cuGraphLaunch`, `cuGraphExecDestroy`,
-/// `cuGraphDestroy`), or declared in `cluster_launch.rs` (`cuLaunchKernelEx`,
-/// `cuOccupancyMaxActiveClusters`).
+/// `cuGraphDestroy`).
 #[cfg(lazy_cuda)]
 macro_rules! driver_functions {
     ($($name:ident),* $(,)?) => {
@@ -143,7 +142,6 @@ driver_functions![
     cuInit,
     cuLaunchHostFunc,
     cuLaunchKernel,
-    cuLaunchKernelEx,
     cuLinkAddData_v2,
     cuLinkComplete,
     cuLinkCreate_v2,
@@ -181,7 +179,6 @@ driver_functions![
     cuModuleLoadDataEx,
     cuModuleUnload,
     cuOccupancyAvailableDynamicSMemPerBlock,
-    cuOccupancyMaxActiveClusters,
     cuOccupancyMaxActiveBlocksPerMultiprocessor,
     cuOccupancyMaxPotentialBlockSize,
     cuStreamCreateWithPriority,

@@ -181,11 +181,6 @@ impl Gpu {
         device.get_attribute(attribute).map_err(cuda("cuDeviceGetAttribute"))
     }
 
-    /// The driver handle of the stream every launch goes to.
-    pub(crate) fn raw_stream(&self) -> cust::sys::CUstream {
-        self.stream.as_inner()
-    }
-
     /// The most shared memory one block may ask for once its kernel allows it
     /// (`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`, which cust's `DeviceAttribute`
     /// lacks): 227 KiB on an H100.

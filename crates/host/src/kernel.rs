@@ -72,19 +72,6 @@ impl<'g, A: KernelArgs> Kernel<'g, A> {
         crate::error::driver("cuFuncSetAttribute", r)
     }
 
-    /// Launches the kernel on `gpu`'s stream in clusters: `blocks` 1-D blocks of `threads`, in
-    /// clusters of `cluster` blocks (`blocks` a multiple of it; sm_90 kernels only).
-    ///
-    /// # Safety
-    /// As [`Kernel::launch`].
-    pub(crate) unsafe fn launch_clustered(&self, gpu: &Gpu, shape: [u32; 3], shared_bytes: u32, args: A) -> crate::Result<()> {
-        args.with_pointers(|pointers| {
-            // SAFETY: one pointer per parameter, each to a value of the parameter's type
-            // (`A`), alive for the call; the rest is the caller's contract.
-            unsafe { crate::cluster_launch::launch_clustered(gpu, &self.function, self.name, shape, shared_bytes, pointers) }
-        })
-    }
-
     /// Launches the kernel on `gpu`'s stream (nothing for an empty grid); a failed launch is
     /// [`Error::Launch`](crate::error::Error::Launch) naming it.
     ///

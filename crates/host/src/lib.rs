@@ -21,8 +21,6 @@ mod aggregation;
 mod backend;
 pub mod bridge;
 pub mod checkpoint;
-#[cfg(feature = "gpu")]
-mod cluster_launch;
 pub mod dist;
 #[cfg(feature = "gpu")]
 mod driver;

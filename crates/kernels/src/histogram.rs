@@ -69,7 +69,7 @@ unsafe fn for_each_value(n: u64, x: *const f64, mut f: impl FnMut(u64, f64)) {
 /// # Safety
 /// `dropped` holds 3 `u64`.
 #[inline(always)]
-pub(crate) unsafe fn flush_dropped(d: [u64; 3], dropped: *mut u64) {
+unsafe fn flush_dropped(d: [u64; 3], dropped: *mut u64) {
     for (j, &c) in d.iter().enumerate() {
         if c != 0 {
             // SAFETY: j < 3.
@@ -80,7 +80,7 @@ pub(crate) unsafe fn flush_dropped(d: [u64; 3], dropped: *mut u64) {
 
 /// Counts `c − k` (0, 1 or 2: a `classify` drop code) in three registers.
 #[inline(always)]
-pub(crate) fn tally_dropped(d: &mut [u64; 3], code: u32) {
+fn tally_dropped(d: &mut [u64; 3], code: u32) {
     match code {
         0 => d[0] += 1,
         1 => d[1] += 1,
@@ -467,43 +467,6 @@ pub unsafe extern "ptx-kernel" fn histogram_private_fixed(
     unsafe { hist_private::<u64, u64>(&bins, n, x, false, weight, counts, dropped) }
 }
 
-/// Visits the values of the segment of `WIDE_VALUES_PER_THREAD · blockDim` values from `first`
-/// (a multiple of the segment size) that are below `n`: thread `t` takes `first + 2t + 2u·blockDim`
-/// and the next one for `u < 4` by four 16-byte loads issued before any visit when `aligned` (x
-/// 16-byte aligned) and the segment is whole, else `first + t + u·blockDim` one by one.
-///
-/// # Safety
-/// `x` holds `n` values.
-#[inline(always)]
-pub(crate) unsafe fn visit_segment(n: u64, x: *const f64, aligned: bool, first: u64, visit: &mut impl FnMut(f64)) {
-    let t = thread_idx_x() as u64;
-    let bd = block_dim_x() as u64;
-    let seg = WIDE_VALUES_PER_THREAD as u64 * bd;
-    if aligned && first + seg <= n {
-        let xv = x as *const F64x2;
-        let base = first / 2 + t;
-        // Pairs base + u·bd (u < 4) lie inside the whole segment: below n/2.
-        // SAFETY: that bound; x is 16-byte aligned and `first` even.
-        let at = |u: u64| unsafe { *xv.add((base + u * bd) as usize) };
-        let (v0, v1, v2, v3) = (at(0), at(1), at(2), at(3));
-        visit(v0.0[0]);
-        visit(v0.0[1]);
-        visit(v1.0[0]);
-        visit(v1.0[1]);
-        visit(v2.0[0]);
-        visit(v2.0[1]);
-        visit(v3.0[0]);
-        visit(v3.0[1]);
-    } else {
-        let mut i = first + t;
-        while i < n && i < first + seg {
-            // SAFETY: i < n.
-            visit(unsafe { *x.add(i as usize) });
-            i += bd;
-        }
-    }
-}
-
 /// Wide count histogram: every bin of the block as a 16-bit counter in dynamic shared memory
 /// (word `w` of [`wide_words`]`(k)` holds bin `w` low and bin `w + words` high), so twice the
 /// bins of 32-bit counters fit. Block `g` takes the segments `g, g + grid, …` of
@@ -561,8 +524,31 @@ unsafe fn hist_wide_count<T: AtomicRed>(
     // `s`, `since` and `segments` are the same in every thread of the block: the barriers below
     // are reached by all of them.
     while s < segments {
-        // SAFETY: x holds n values.
-        unsafe { visit_segment(n, x, aligned, s * seg, &mut visit) };
+        let first = s * seg;
+        if aligned && first + seg <= n {
+            let xv = x as *const F64x2;
+            let base = first / 2 + t as u64;
+            let b = bd as u64;
+            // Pairs base + u·bd (u < 4) lie inside the whole segment: below n/2.
+            // SAFETY: that bound; x is 16-byte aligned and `first` even.
+            let at = |u: u64| unsafe { *xv.add((base + u * b) as usize) };
+            let (v0, v1, v2, v3) = (at(0), at(1), at(2), at(3));
+            visit(v0.0[0]);
+            visit(v0.0[1]);
+            visit(v1.0[0]);
+            visit(v1.0[1]);
+            visit(v2.0[0]);
+            visit(v2.0[1]);
+            visit(v3.0[0]);
+            visit(v3.0[1]);
+        } else {
+            let mut i = first + t as u64;
+            while i < n && i < first + seg {
+                // SAFETY: i < n.
+                visit(unsafe { *x.add(i as usize) });
+                i += bd as u64;
+            }
+        }
         since += 1;
         s += g;
         if since == per_flush || s >= segments {

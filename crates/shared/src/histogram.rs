@@ -85,13 +85,6 @@ pub const fn wide_segments_per_flush(values_per_segment: u32) -> u32 {
     if s == 0 { 1 } else { s }
 }
 
-/// Bins each block of a cluster kernel (`histogram_cluster_u32`/`_u64`, sm_90) holds when a
-/// cluster of `blocks` blocks holds `k` bins: block `r` holds bins `r·per .. (r + 1)·per` as
-/// 16-bit counters (`2·per` bytes of its shared memory, rounded up to whole words).
-pub const fn cluster_bins_per_block(k: u32, blocks: u32) -> u32 {
-    k.div_ceil(if blocks == 0 { 1 } else { blocks })
-}
-
 /// Values each thread loads per trip of the streaming loops, as pairs of f64 in 16-byte loads
 /// (`ld.global.v2.f64`): `2 · HIST_PAIRS` values in flight per thread (the kernels' loop
 /// issues exactly four loads: keep this 4).

@@ -11,12 +11,8 @@ use crate::launch::{Grid1d, expect_len};
 use cust::device::DeviceAttribute;
 use cust::memory::{DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
 use lockstep_shared::histogram::{
-    Bins, DROP_SLOTS, HIST_BLOCK, PRIVATE_BLOCK, PRIVATE_BYTES, WIDE_BLOCK, WIDE_VALUES_PER_THREAD,
-    cluster_bins_per_block, wide_words,
+    Bins, DROP_SLOTS, HIST_BLOCK, PRIVATE_BLOCK, PRIVATE_BYTES, WIDE_BLOCK, WIDE_VALUES_PER_THREAD, wide_words,
 };
-
-/// Most blocks in a cluster (the non-portable limit on sm_90; the kernels are allowed it).
-const MAX_CLUSTER: u32 = 16;
 
 /// Privatised count kernels: above this many bins, one block of `2 · PRIVATE_BLOCK` threads per
 /// SM instead of two of `PRIVATE_BLOCK` (half the blocks, so half the k-counter flush atomics).
@@ -52,8 +48,8 @@ pub fn check_method(method: Method, kind: CounterKind, k: u32) -> Result<()> {
         }
         _ => {}
     }
-    if matches!(method, Method::Wide | Method::Cluster) && kind != CounterKind::Count {
-        return refuse(format!("`{}` keeps 16-bit counts: it exists for u32 and u64 counts only", method.name()));
+    if method == Method::Wide && kind != CounterKind::Count {
+        return refuse("`wide` keeps 16-bit counts: it exists for u32 and u64 counts only".into());
     }
     if method == Method::Private {
         let cap = private_capacity(kind);
@@ -78,20 +74,6 @@ pub fn private_capacity(kind: CounterKind) -> usize {
 // parameter space, where the kernels read the same layout.
 unsafe impl DeviceCopy for Param<Bins> {}
 
-/// A cluster kernel of the sm_90 image, allowed the opt-in shared memory and clusters of 16;
-/// `None` where the loaded image lacks it.
-fn cluster_kernel<'g, T: DeviceCopy>(gpu: &'g Gpu, name: &'static str, bytes: u32) -> Result<Option<CountPrivate<'g, T>>> {
-    match gpu.kernel::<(Param<Bins>, u64, DevicePointer<f64>, DevicePointer<T>, DevicePointer<u64>)>(name) {
-        Ok(k) => {
-            k.allow_dynamic_shared(bytes)?;
-            crate::cluster_launch::allow_large_clusters(k.function())?;
-            Ok(Some(k))
-        }
-        Err(Error::KernelNotLoaded { .. }) => Ok(None),
-        Err(e) => Err(e),
-    }
-}
-
 /// `(bins, method, n, x, counts, dropped)` of the global-memory count histograms.
 type CountGlobal<'g, T> = Kernel<'g, (Param<Bins>, u32, u64, DevicePointer<f64>, DevicePointer<T>, DevicePointer<u64>)>;
 /// `(bins, n, x, counts, dropped)` of the privatised count histograms.
@@ -103,8 +85,8 @@ type WeightedGlobal<'g, T> =
 type WeightedPrivate<'g, T> =
     Kernel<'g, (Param<Bins>, u64, DevicePointer<f64>, DevicePointer<f64>, DevicePointer<T>, DevicePointer<u64>)>;
 /// Both count kernels of one counter type: global counters and privatised.
-/// Global, private, wide and (sm_90 image only) cluster kernels of one counter type.
-type CountSet<'g, T> = (CountGlobal<'g, T>, CountPrivate<'g, T>, CountPrivate<'g, T>, Option<CountPrivate<'g, T>>);
+/// Global, private and wide kernels of one counter type.
+type CountSet<'g, T> = (CountGlobal<'g, T>, CountPrivate<'g, T>, CountPrivate<'g, T>);
 /// Both weighted kernels of one sum type: global sums and privatised.
 type WeightedSet<'g, T> = (WeightedGlobal<'g, T>, WeightedPrivate<'g, T>);
 
@@ -141,13 +123,11 @@ impl<'g> Histograms<'g> {
             gpu.kernel("histogram_u32")?,
             gpu.kernel("histogram_private_u32")?,
             gpu.kernel("histogram_wide_u32")?,
-            cluster_kernel(gpu, "histogram_cluster_u32", wide_bytes)?,
         );
         let counts_u64: CountSet<'g, u64> = (
             gpu.kernel("histogram_u64")?,
             gpu.kernel("histogram_private_u64")?,
             gpu.kernel("histogram_wide_u64")?,
-            cluster_kernel(gpu, "histogram_cluster_u64", wide_bytes)?,
         );
         counts_u32.2.allow_dynamic_shared(wide_bytes)?;
         counts_u64.2.allow_dynamic_shared(wide_bytes)?;
@@ -208,35 +188,10 @@ impl<'g> Histograms<'g> {
         2 * (self.wide_bytes / 4)
     }
 
-    /// Bins the cluster method holds on this GPU: 16 blocks of [`Histograms::wide_capacity`]
-    /// 16-bit counters each (1 859 584 on an H100); 0 where the loaded image lacks the cluster
-    /// kernels (any GPU but a Hopper one, or `LOCKSTEP_MODULE=ptx`).
-    pub fn cluster_capacity(&self) -> u32 {
-        if self.counts_u32.3.is_some() { MAX_CLUSTER * self.wide_capacity() } else { 0 }
-    }
-
-    /// Blocks per cluster for `k` bins: the smallest power of two from 2 whose blocks hold them.
-    fn cluster_size(&self, k: u32) -> u32 {
-        let mut c = 2;
-        while c < MAX_CLUSTER && c * self.wide_capacity() < k {
-            c *= 2;
-        }
-        c
-    }
-
-    /// [`check_method`], and for [`Method::Wide`] and [`Method::Cluster`] this GPU's
-    /// [`Histograms::wide_capacity`] and [`Histograms::cluster_capacity`]: whether this
-    /// launcher runs `method` for `kind` counters and `k` bins.
+    /// [`check_method`], and for [`Method::Wide`] this GPU's [`Histograms::wide_capacity`]:
+    /// whether this launcher runs `method` for `kind` counters and `k` bins.
     pub fn check(&self, method: Method, kind: CounterKind, k: u32) -> Result<()> {
         check_method(method, kind, k)?;
-        if method == Method::Cluster && k > self.cluster_capacity() {
-            let why = if self.counts_u32.3.is_none() {
-                "`cluster` needs the sm_90 image (a Hopper GPU, LOCKSTEP_MODULE not `ptx`)".to_string()
-            } else {
-                format!("`cluster` holds at most {} bins on this GPU, {k} asked", self.cluster_capacity())
-            };
-            return Err(Error::InvalidInput { what: "histogram method", why });
-        }
         if method == Method::Wide && k > self.wide_capacity() {
             return Err(Error::InvalidInput {
                 what: "histogram method",
@@ -274,23 +229,10 @@ impl<'g> Histograms<'g> {
         if n == 0 {
             return Ok(());
         }
-        let (global, private, wide, cluster) = T::pick(self);
+        let (global, private, wide) = T::pick(self);
         let (xp, cp, dp) = (x.as_device_ptr(), counts.as_device_ptr(), dropped.as_device_ptr());
         let b = *bins;
-        if method == Method::Cluster {
-            let c = self.cluster_size(b.k);
-            let bytes = 4 * cluster_bins_per_block(b.k, c).div_ceil(2);
-            let Some(cluster) = cluster.as_ref() else {
-                return Err(Error::InvalidInput { what: "histogram method", why: "`cluster` needs the sm_90 image".into() });
-            };
-            let active = crate::cluster_launch::max_active_clusters(self.gpu, cluster.function(), [WIDE_BLOCK, c], bytes)?;
-            let blocks = self.grid_blocks.map_or(active.max(1), |g| g.div_ceil(c)) * c;
-            // SAFETY: parameters mirror `(bins: Bins, n: u64, x: *const f64, counts: *mut T,
-            // dropped: *mut u64)`; x holds n, counts k, dropped 3; clusters of c blocks with
-            // `blocks` a multiple of c, each holding cluster_bins_per_block(k, c) counters in
-            // `bytes` ≤ the opt-in size (check: k ≤ 16 · wide_capacity); WIDE_BLOCK threads.
-            unsafe { cluster.launch_clustered(self.gpu, [blocks, WIDE_BLOCK, c], bytes, (Param(b), n, xp, cp, dp)) }
-        } else if method == Method::Wide {
+        if method == Method::Wide {
             let bytes = 4 * wide_words(b.k);
             // Blocks of WIDE_BLOCK threads, as many per SM as their counters and the threads
             // allow (2 at most), no more than the segments need.
