@@ -38,7 +38,7 @@ proptest! {
         let pr = random_problem(mi, mj, mk, seed, benchmark);
         let want = himeno::himeno_seq(&pr, iters)?;
         let gpu = gpu_or_skip!();
-        let a = Himeno::new(gpu)?.with_planes(planes)?;
+        let a = Himeno::new(gpu)?.with_sweep(HimenoSweep::PerThread).with_planes(planes)?;
         let (p, gosa) = a.himeno(&pr, iters, mode, block)?;
         assert_bits_eq("himeno_jacobi pressure", &p, &want.p, |i| format!("point {i} of {mi}x{mj}x{mk}, {iters} sweeps, block {block:?}, {planes} planes"))?;
         if mode == gosa_via::TREE {

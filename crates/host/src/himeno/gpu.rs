@@ -13,17 +13,17 @@ use lockstep_shared::himeno::{self, OMEGA, gosa_via};
 pub const HIMENO_PLANES: u32 = 2;
 /// Default i planes a block of the marching sweep walks through: each block also loads the two
 /// planes around its run, so longer runs read less halo (`(q + 2)/q` planes of `p` per plane).
-pub const HIMENO_MARCH_PLANES: u32 = 8;
+pub const HIMENO_MARCH_PLANES: u32 = 16;
 
 /// Which kernel sweeps (see [`Himeno::with_sweep`]); the same bits either way.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum HimenoSweep {
     /// `himeno_jacobi`: each thread computes its points of `planes` consecutive i planes, its
     /// `p` neighbours read through the caches.
-    #[default]
     PerThread,
     /// `himeno_jacobi_march`: each block marches through `planes` consecutive i planes of its
     /// `(k, j)` tile with the pressure of three planes (plus a halo) in shared memory.
+    #[default]
     March,
 }
 
@@ -109,14 +109,15 @@ impl<'g> Himeno<'g> {
         Ok(Himeno {
             gpu,
             planes: None,
-            sweep: HimenoSweep::PerThread,
+            sweep: HimenoSweep::March,
             himeno_jacobi: gpu.kernel("himeno_jacobi")?,
             himeno_jacobi_march: gpu.kernel("himeno_jacobi_march")?,
             himeno_gosa_reduce: gpu.kernel("himeno_gosa_reduce")?,
         })
     }
 
-    /// Chooses the sweep kernel (default [`HimenoSweep::PerThread`]).
+    /// Chooses the sweep kernel (default [`HimenoSweep::March`]: on an H100 85.0% of the bound at
+    /// size M and 92.7% at L against 83.4% and 90.9% for the best per-thread sweep, same call).
     pub fn with_sweep(mut self, sweep: HimenoSweep) -> Self {
         self.sweep = sweep;
         self
