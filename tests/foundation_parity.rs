@@ -3,7 +3,7 @@
 //! subnormal and signed-zero payloads.
 
 use lockstep::foundation as cpu;
-use lockstep::foundation::{Hopper, Foundation};
+use lockstep::foundation::{Foundation, Hopper};
 use lockstep::{Backend, CopyDestination, DeviceBuffer, Error, Gpu};
 use lockstep_parity::{assert_bits_eq, config, data, gpu_or_skip};
 use proptest::prelude::*;

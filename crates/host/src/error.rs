@@ -185,18 +185,23 @@ pub fn cuda(call: &'static str) -> impl Fn(CudaError) -> Error {
 
 #[cfg(feature = "gpu")]
 /// The result of a driver call lockstep makes itself through `cust::sys` (cust's own
-/// conversion is private): [`Error::Cuda`] naming the call, with the errors such calls return
-/// (any other as `UnknownError`).
+/// conversion is private): [`Error::Cuda`] naming the call, with the errors such calls (the
+/// function and device attributes, the graph API) document; any other as `UnknownError`.
 pub(crate) fn driver(call: &'static str, result: cust::sys::CUresult) -> Result<()> {
     use cust::sys::CUresult as R;
     let source = match result {
         R::CUDA_SUCCESS => return Ok(()),
         R::CUDA_ERROR_INVALID_VALUE => CudaError::InvalidValue,
+        R::CUDA_ERROR_OUT_OF_MEMORY => CudaError::OutOfMemory,
         R::CUDA_ERROR_NOT_INITIALIZED => CudaError::NotInitialized,
         R::CUDA_ERROR_DEINITIALIZED => CudaError::Deinitialized,
         R::CUDA_ERROR_INVALID_DEVICE => CudaError::InvalidDevice,
         R::CUDA_ERROR_INVALID_CONTEXT => CudaError::InvalidContext,
         R::CUDA_ERROR_INVALID_HANDLE => CudaError::InvalidHandle,
+        R::CUDA_ERROR_NOT_PERMITTED => CudaError::NotPermitted,
+        R::CUDA_ERROR_NOT_SUPPORTED => CudaError::NotSupported,
+        R::CUDA_ERROR_LAUNCH_FAILED => CudaError::LaunchFailed,
+        R::CUDA_ERROR_ILLEGAL_ADDRESS => CudaError::IllegalAddress,
         _ => CudaError::UnknownError,
     };
     Err(Error::Cuda { call, source })

@@ -13,44 +13,15 @@
 //! What pays: many short kernels (a launch on the stream costs a few µs of host and gap time;
 //! inside a graph the kernels follow each other with far smaller gaps).
 
-use crate::error::{Error, Result, cuda};
+use crate::error::{Result, driver};
 use crate::gpu::Gpu;
-use cust::error::CudaError;
 use crate::launch::Dims;
 use cust::function::Function;
 use cust::sys::{
-    CUDA_KERNEL_NODE_PARAMS, CUgraph, CUgraphExec, CUgraphNode, CUresult, cuGraphAddKernelNode, cuGraphCreate,
-    cuGraphDestroy, cuGraphExecDestroy, cuGraphInstantiateWithFlags, cuGraphLaunch, cudaError_enum,
+    CUDA_KERNEL_NODE_PARAMS, CUgraph, CUgraphExec, CUgraphNode, cuGraphAddKernelNode, cuGraphCreate, cuGraphDestroy,
+    cuGraphExecDestroy, cuGraphInstantiateWithFlags, cuGraphLaunch,
 };
 use std::ffi::c_void;
-
-/// A driver status as a `Result` (cust's own conversion is private): the codes these calls
-/// document map to their [`CudaError`]; the stream-capture codes (900–908), which cust 0.3.2
-/// has no variant for, become `UnknownError` (the call's name says which step failed).
-trait Status {
-    fn ok(self, call: impl Fn(CudaError) -> Error) -> Result<()>;
-}
-
-impl Status for CUresult {
-    fn ok(self, call: impl Fn(CudaError) -> Error) -> Result<()> {
-        use cudaError_enum::*;
-        let e = match self {
-            CUDA_SUCCESS => return Ok(()),
-            CUDA_ERROR_INVALID_VALUE => CudaError::InvalidValue,
-            CUDA_ERROR_OUT_OF_MEMORY => CudaError::OutOfMemory,
-            CUDA_ERROR_NOT_INITIALIZED => CudaError::NotInitialized,
-            CUDA_ERROR_DEINITIALIZED => CudaError::Deinitialized,
-            CUDA_ERROR_INVALID_CONTEXT => CudaError::InvalidContext,
-            CUDA_ERROR_INVALID_HANDLE => CudaError::InvalidHandle,
-            CUDA_ERROR_NOT_PERMITTED => CudaError::NotPermitted,
-            CUDA_ERROR_NOT_SUPPORTED => CudaError::NotSupported,
-            CUDA_ERROR_LAUNCH_FAILED => CudaError::LaunchFailed,
-            CUDA_ERROR_ILLEGAL_ADDRESS => CudaError::IllegalAddress,
-            _ => CudaError::UnknownError,
-        };
-        Err(call(e))
-    }
-}
 
 /// An instantiated graph of `gpu`'s launches, ready to replay on its stream.
 pub(crate) struct Graph<'g> {
@@ -107,8 +78,8 @@ impl Recorder {
         let deps = self.last.as_slice();
         // SAFETY: `graph` is live; `params` and `args` live across the call, which copies the
         // parameter values; `deps` holds 0 or 1 node of this graph.
-        unsafe { cuGraphAddKernelNode(&mut node, self.graph, deps.as_ptr(), deps.len(), &params) }
-            .ok(cuda("cuGraphAddKernelNode"))?;
+        let r = unsafe { cuGraphAddKernelNode(&mut node, self.graph, deps.as_ptr(), deps.len(), &params) };
+        driver("cuGraphAddKernelNode", r)?;
         self.last = Some(node);
         Ok(())
     }
@@ -122,7 +93,7 @@ impl Gpu {
         self.bind()?;
         let mut graph: CUgraph = std::ptr::null_mut();
         // SAFETY: creates an empty graph; `graph` receives it.
-        unsafe { cuGraphCreate(&mut graph, 0) }.ok(cuda("cuGraphCreate"))?;
+        driver("cuGraphCreate", unsafe { cuGraphCreate(&mut graph, 0) })?;
         let destroy = |graph: CUgraph| {
             // SAFETY: `graph` came from cuGraphCreate and is destroyed once, here.
             unsafe { cuGraphDestroy(graph) };
@@ -134,7 +105,7 @@ impl Gpu {
         }
         let mut exec: CUgraphExec = std::ptr::null_mut();
         // SAFETY: `graph` is a valid graph of this context; `exec` receives the executable.
-        if let Err(e) = unsafe { cuGraphInstantiateWithFlags(&mut exec, graph, 0) }.ok(cuda("cuGraphInstantiate")) {
+        if let Err(e) = driver("cuGraphInstantiate", unsafe { cuGraphInstantiateWithFlags(&mut exec, graph, 0) }) {
             destroy(graph);
             return Err(e);
         }
@@ -152,7 +123,7 @@ impl Graph<'_> {
         self.gpu.bind()?;
         // SAFETY: `exec` is this graph's live executable, made in the GPU's context; the stream
         // is that GPU's; the buffers are the caller's contract.
-        unsafe { cuGraphLaunch(self.exec, self.gpu.stream().as_inner()) }.ok(cuda("cuGraphLaunch"))
+        driver("cuGraphLaunch", unsafe { cuGraphLaunch(self.exec, self.gpu.stream().as_inner()) })
     }
 }
 

@@ -5,7 +5,7 @@
 
 use lockstep::matmul as mcpu;
 use lockstep::matmul::MODEL_MAX_N_I32;
-use lockstep::matmul::{MatmulInt, MatKernel, Matmul};
+use lockstep::matmul::{MatKernel, Matmul, MatmulInt};
 use lockstep::nbody::{self as cpu, init};
 use lockstep::nbody::{DeviceSystem, Method, Mode, Nbody, NbodyFloat, Params, System};
 use lockstep::timing::time_gpu;

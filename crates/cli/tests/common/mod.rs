@@ -39,5 +39,10 @@ pub fn finish(mut child: Child, limit: Duration) -> Result<Ended, String> {
         std::thread::sleep(Duration::from_millis(20));
     };
     let secs = t.elapsed().as_secs_f64();
-    Ok(Ended { code: status.code(), stdout: ro.join().unwrap_or_default(), stderr: re.join().unwrap_or_default(), secs })
+    Ok(Ended {
+        code: status.code(),
+        stdout: ro.join().unwrap_or_default(),
+        stderr: re.join().unwrap_or_default(),
+        secs,
+    })
 }

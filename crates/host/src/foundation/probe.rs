@@ -74,7 +74,9 @@ impl<'g> Probes<'g> {
         let n = len_u32("targets", targets.len())?;
         expect_len("values", values.len(), targets.len())?;
         let block = block_size(block)?;
-        if matches!(method, Method::Private | Method::Wide) || (!T::IS_F64 && matches!(method, Method::Cas | Method::CasAggregated)) {
+        if matches!(method, Method::Private | Method::Wide)
+            || (!T::IS_F64 && matches!(method, Method::Cas | Method::CasAggregated))
+        {
             return Err(Error::InvalidInput {
                 what: "probe method",
                 why: format!("`{}` is not an atomic of this type", method.name()),

@@ -2,7 +2,7 @@
 //! counters, or privatised in shared memory), f64 and fixed-point weighted histograms.
 
 use super::problem::{Histogram, bins_with_frac_bits, check_fixed_range, check_weights, fixed_to_f64};
-use super::{Counter, CountKernels};
+use super::{CountKernels, Counter};
 pub use crate::aggregation::Method;
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, download, upload, zero_async, zeroed};
@@ -119,16 +119,10 @@ impl<'g> Histograms<'g> {
         let sms = gpu.attribute(DeviceAttribute::MultiprocessorCount)?.max(1) as u32;
         let sm_shared = gpu.attribute(DeviceAttribute::MaxSharedMemoryPerMultiprocessor)?.max(0) as u32;
         let wide_bytes = gpu.shared_memory_per_block_optin()?;
-        let counts_u32: CountSet<'g, u32> = (
-            gpu.kernel("histogram_u32")?,
-            gpu.kernel("histogram_private_u32")?,
-            gpu.kernel("histogram_wide_u32")?,
-        );
-        let counts_u64: CountSet<'g, u64> = (
-            gpu.kernel("histogram_u64")?,
-            gpu.kernel("histogram_private_u64")?,
-            gpu.kernel("histogram_wide_u64")?,
-        );
+        let counts_u32: CountSet<'g, u32> =
+            (gpu.kernel("histogram_u32")?, gpu.kernel("histogram_private_u32")?, gpu.kernel("histogram_wide_u32")?);
+        let counts_u64: CountSet<'g, u64> =
+            (gpu.kernel("histogram_u64")?, gpu.kernel("histogram_private_u64")?, gpu.kernel("histogram_wide_u64")?);
         counts_u32.2.allow_dynamic_shared(wide_bytes)?;
         counts_u64.2.allow_dynamic_shared(wide_bytes)?;
         Ok(Histograms {

@@ -412,15 +412,16 @@ impl<'g> Nbody<'g> {
         steps: u64,
     ) -> Result<()> {
         validate_params(p)?;
-        let per = if self.graphs && steps >= 2 { steps.min(GRAPH_STEPS) } else { 0 };
-        let recorded = if per > 0 { self.try_record(method, mode, p, dev, per) } else { None };
+        let recorded = self.recording(method, mode, p, dev, steps);
         self.enqueue_steps(method, mode, p, dev, steps, recorded.as_ref())
     }
 
-    /// [`Nbody::record_steps`], or `None` when the driver cannot record (a driver without the
-    /// graph API, a tool that refuses graphs): graphs only save launch time, so the run goes
-    /// on with plain launches, which give the same bits and report any launch error themselves.
-    fn try_record<'a, T: NbodyFloat>(
+    /// The recording runs of `steps` steps at a time replay: [`Nbody::record_steps`] of
+    /// `min(steps, GRAPH_STEPS)` steps with graphs on and `steps ≥ 2`, else `None` — also when
+    /// the driver cannot record (a driver without the graph API, a tool that refuses graphs):
+    /// graphs only save launch time, so the run goes on with plain launches, which give the
+    /// same bits and report any launch error themselves.
+    fn recording<'a, T: NbodyFloat>(
         &'a self,
         method: Method,
         mode: Mode,
@@ -428,7 +429,10 @@ impl<'g> Nbody<'g> {
         dev: &'a DeviceSystem<T>,
         steps: u64,
     ) -> Option<RecordedSteps<'a, T>> {
-        self.record_steps(method, mode, p, dev, steps).ok()
+        if !self.graphs || steps < 2 {
+            return None;
+        }
+        self.record_steps(method, mode, p, dev, steps.min(GRAPH_STEPS)).ok()
     }
 
     /// Enqueues `steps` steps: as many replays of `recorded` as fit, the rest plainly.
@@ -488,8 +492,7 @@ impl<'g> Nbody<'g> {
         let dev = DeviceSystem::upload(self.gpu, p, s)?;
         self.block_for::<T>(method, mode, dev.len())?;
         // One recording for the whole run (chunks of `every` steps replay it).
-        let per = every.min(steps).min(GRAPH_STEPS);
-        let recorded = if self.graphs && per >= 2 { self.try_record(method, mode, p, &dev, per) } else { None };
+        let recorded = self.recording(method, mode, p, &dev, every.min(steps));
         let mut done = 0;
         while done < steps {
             let chunk = every.min(steps - done);
