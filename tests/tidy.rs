@@ -322,12 +322,13 @@ fn exact_kernels_have_no_fma_approx_ftz_or_local_memory() {
         // multiple or the bound.
         // The Box–Muller normals kernels: `mul_add` in the uniform (f32), both angle
         // polynomials and the `ln` — exactly `FMA_PER_PAIR_*` per inlined pair (two per Philox
-        // block), nothing approximate or flushed.
+        // block; the normals kernel inlines six: a two-block pass and a one-block tail, the fused
+        // kernels fewer), nothing approximate or flushed.
         if let Some(per) = boxmuller_fma_per_pair(kernel) {
             assert_eq!((f.approx, f.ftz), (0, 0), "{kernel}: approx/ftz in an exact kernel: {f:?}");
             assert!(
-                f.fma > 0 && f.fma % per == 0 && f.fma / per <= 4,
-                "{kernel}: {} fma is not a multiple ≤ 4 × {per}: {f:?}",
+                f.fma > 0 && f.fma % per == 0 && f.fma / per <= 6,
+                "{kernel}: {} fma is not a multiple ≤ 6 × {per}: {f:?}",
                 f.fma
             );
             continue;
