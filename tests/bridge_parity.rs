@@ -116,6 +116,41 @@ proptest! {
         both(&bridge, &plan, Source::Buffer(&z32), paths, inc, true)?;
     }
 
+    /// The staged buffer kernels (`bridge_staged_*` at d = 1, `bridge_staged_dims_*` at
+    /// d = 2..=4; a path count not a multiple of a sector's elements: every sector of a row's
+    /// interior written by one block, from shared memory): launched where `buffer_staged` says,
+    /// and the CPU twin's bits with staging on and off (the unstaged kernels at the same counts),
+    /// f32 and f64, points and increments, every order kind, counts around multiples of the
+    /// blocks' own paths.
+    #[test]
+    fn bridge_staged_gpu_equals_cpu(seed: u64, n in 1usize..128, d in 1usize..=4, kind in 0u8..4, blocks_in in 0usize..12, rem in 0usize..1100, inc: bool, block in blocks()) {
+        let gpu = gpu_or_skip!();
+        let bridge = Bridge::with_block_size(gpu, block)?;
+        let plain = Bridge::with_block_size(gpu, block)?.with_staging(false);
+        let plan = Plan::new(&random_spec(seed, n, d, kind))?;
+        let own = plan.launch_shape::<f32>(block, 1).staged_own();
+        let paths = (blocks_in * own + rem).max(1);
+        let z32 = normals::<f32>(plan.rows() * paths, seed);
+        let z64 = normals::<f64>(plan.rows() * paths, seed);
+        for staged in [&bridge, &plain] {
+            both(staged, &plan, Source::Buffer(&z32), paths, inc, true)?;
+            both(staged, &plan, Source::Buffer(&z64), paths, inc, true)?;
+        }
+        let kind_of = |staged: bool| match (staged, d) {
+            (true, 1) => Some(Variant::BufferStaged),
+            (true, _) => Some(Variant::BufferStagedDims),
+            _ => None,
+        };
+        let want32 = kind_of(plan.launch_shape::<f32>(block, paths).buffer_staged());
+        let want64 = kind_of(plan.launch_shape::<f64>(block, paths).buffer_staged());
+        let v32 = bridge.launched(&bridge.upload::<f32>(&plan)?, paths, Variant::Buffer);
+        let v64 = bridge.launched(&bridge.upload::<f64>(&plan)?, paths, Variant::Buffer);
+        prop_assert!(want32.is_none_or(|v| v == v32) && (want32.is_some() || !matches!(v32, Variant::BufferStaged | Variant::BufferStagedDims)));
+        prop_assert!(want64.is_none_or(|v| v == v64) && (want64.is_some() || !matches!(v64, Variant::BufferStaged | Variant::BufferStagedDims)));
+        let p32 = plain.launched(&plain.upload::<f32>(&plan)?, paths, Variant::Buffer);
+        prop_assert!(!matches!(p32, Variant::BufferStaged | Variant::BufferStagedDims));
+    }
+
     #[test]
     fn bridge_philox_gpu_equals_cpu(seed: u64, n in 1usize..80, d in 1usize..=4, kind in 0u8..4, paths in 0usize..3000, inc: bool, fused: bool, block in blocks()) {
         let gpu = gpu_or_skip!();
@@ -580,6 +615,58 @@ fn bridge_unaligned_slices_gpu_equal_cpu() -> Result<(), TestCaseError> {
         let mut got = vec![0.0f32; len + 1];
         dout.copy_to(&mut got[..])?;
         check("f32 Box–Muller, out offset", &got[off..off + len], &want, &plan, paths)?;
+    }
+    Ok(())
+}
+
+/// The staged buffer kernels at the benchmark's problem shape (bisection, 64 steps): path counts
+/// of every residue mod 8 around a multiple of 8 and of the blocks' own paths, small counts (one
+/// block, a partial last quad, fewer paths than a sector) and block sizes 32, 128, 256; each
+/// shape's kernel checked first (staged exactly where the count is not a multiple of a sector's
+/// elements, up to 128 threads), then GPU = CPU for f32 and f64, points and increments; the
+/// same at d = 3 (64 steps, bisection) at 32 and 128 threads.
+#[test]
+fn bridge_staged_shapes_gpu_equal_cpu() -> Result<(), TestCaseError> {
+    let plan = Plan::new(&lockstep::bridge::BridgeSpec::standard(64))?;
+    let counts = [1usize, 3, 7, 9, 502, 503, 504, 505, 507, 1009, 100_000, 100_001, 100_002, 100_003, 100_004, 100_005];
+    for &paths in &counts {
+        for block in [32usize, 128, 256] {
+            let f32s = plan.launch_shape::<f32>(block as u32, paths);
+            let f64s = plan.launch_shape::<f64>(block as u32, paths);
+            // At 256 threads the staging rows and the stack pass 48 KiB: the unstaged kernels.
+            assert_eq!(f32s.buffer_staged(), paths % 8 != 0 && block <= 128, "f32 {paths} at {block}");
+            assert_eq!(f64s.buffer_staged(), paths % 4 != 0 && block <= 128, "f64 {paths} at {block}");
+        }
+    }
+    // d = 3 (`bridge_staged_dims_*`): f32 pairs by their row's class, f64 one path per thread.
+    let d3 = Plan::new(&random_spec(11, 63, 3, 0))?;
+    let counts3 = [1usize, 3, 247, 248, 249, 20_001, 20_002, 20_003, 20_004, 20_005];
+    for &paths in &counts3 {
+        assert_eq!(d3.launch_shape::<f32>(128, paths).buffer_staged(), paths % 8 != 0, "d = 3 f32 {paths}");
+        assert_eq!(d3.launch_shape::<f64>(128, paths).buffer_staged(), paths % 4 != 0, "d = 3 f64 {paths}");
+    }
+    let gpu = gpu_or_skip!();
+    for block in [32u32, 128] {
+        let bridge = Bridge::with_block_size(gpu, block)?;
+        for &paths in &counts3 {
+            let z32 = normals::<f32>(d3.rows() * paths, paths as u64);
+            let z64 = normals::<f64>(d3.rows() * paths, paths as u64);
+            for inc in [false, true] {
+                both::<f32>(&bridge, &d3, Source::Buffer(&z32), paths, inc, true)?;
+                both::<f64>(&bridge, &d3, Source::Buffer(&z64), paths, inc, true)?;
+            }
+        }
+    }
+    for block in [32u32, 128, 256] {
+        let bridge = Bridge::with_block_size(gpu, block)?;
+        for &paths in &counts {
+            let z32 = normals::<f32>(plan.rows() * paths, paths as u64);
+            let z64 = normals::<f64>(plan.rows() * paths, paths as u64);
+            for inc in [false, true] {
+                both::<f32>(&bridge, &plan, Source::Buffer(&z32), paths, inc, true)?;
+                both::<f64>(&bridge, &plan, Source::Buffer(&z64), paths, inc, true)?;
+            }
+        }
     }
     Ok(())
 }

@@ -30,10 +30,12 @@ pub mod sobol;
 
 mod launch;
 mod real;
+mod staged;
 mod step;
 
 pub use launch::*;
 pub use real::*;
+pub use staged::*;
 pub use step::*;
 
 /// Largest dimension `d` the generators support (registers hold one d-vector per operand).

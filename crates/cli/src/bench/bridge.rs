@@ -64,6 +64,14 @@ pub struct Args {
     /// Skip the CPU timings.
     #[arg(long)]
     no_cpu: bool,
+    /// Only the buffer kernels' rows (Z from a buffer; no fused or normals-alone rows).
+    #[arg(long)]
+    buffer_only: bool,
+    /// Where a buffer row launches a staged kernel (`bridge_staged[_dims]_*`: a path count not a
+    /// multiple of a 32-byte sector's elements), time the unstaged kernel too, in the same run
+    /// (rows marked "unstaged").
+    #[arg(long)]
+    unstaged: bool,
     /// Append Markdown rows with the results to this file.
     #[arg(long)]
     record: Option<std::path::PathBuf>,
@@ -176,7 +184,7 @@ fn run_precision<T: Precision + bytemuck::Zeroable>(
         (Some(t1), Some(tn))
     };
     type Case<'a, T> = (&'static str, Variant, Option<&'a DeviceBuffer<T>>, Output, bool);
-    let cases: Vec<Case<'_, T>> = vec![
+    let mut cases: Vec<Case<'_, T>> = vec![
         ("bridge (Z from buffer), paths", Variant::Buffer, Some(&z), Output::Paths, true),
         ("bridge (Z from buffer), increments", Variant::Buffer, Some(&z), Output::Increments, true),
         ("bridge + Philox fused, paths", Variant::Philox, None, Output::Paths, false),
@@ -186,11 +194,24 @@ fn run_precision<T: Precision + bytemuck::Zeroable>(
         ("normals alone (Philox, Box–Muller)", Variant::NormalsBoxMuller, None, Output::Paths, false),
         ("normals alone (Sobol)", Variant::NormalsSobol, None, Output::Paths, false),
     ];
+    if args.buffer_only {
+        cases.truncate(2);
+    }
+    // The unstaged kernels, for `--unstaged` rows where the buffer rows take the staged one.
+    let plain = Bridge::with_block_size(gpu, args.block)?.with_staging(false);
+    if args.unstaged && matches!(bridge.buffer_variant(&dp, paths), Variant::BufferStaged | Variant::BufferStagedDims) {
+        cases.insert(
+            2,
+            ("bridge (Z from buffer), increments, unstaged", Variant::Buffer, Some(&z), Output::Increments, true),
+        );
+        cases.insert(2, ("bridge (Z from buffer), paths, unstaged", Variant::Buffer, Some(&z), Output::Paths, true));
+    }
     for (name, variant, zsrc, output, reads) in cases {
+        let bridge = if name.ends_with("unstaged") { &plain } else { bridge };
         let t = time_gpu(gpu, 5, args.runs, || {
             let sc = has_scratch.then_some(&mut *scratch);
             match variant {
-                Variant::Buffer | Variant::BufferDims => {
+                Variant::Buffer | Variant::BufferDims | Variant::BufferStaged | Variant::BufferStagedDims => {
                     let zz =
                         zsrc.map(|b| &**b).ok_or(lockstep::Error::InvalidInput { what: "z", why: "missing".into() })?;
                     bridge.generate_on_device(&dp, DeviceSource::Buffer(zz), paths, output, sc, &mut out)
@@ -220,12 +241,13 @@ fn run_precision<T: Precision + bytemuck::Zeroable>(
         let gbs = moved / t.median_ms() / 1e6;
         let (bound_name, bound) = if reads { ("copy", b.copy_gbs) } else { ("memset", b.write_gbs) };
         let pct = 100.0 * gbs / bound;
-        let (regs, local) = bridge.attributes::<T>(bridge.launched(&dp, paths, variant))?;
-        let is_cpu_row = variant == Variant::Buffer && output == Output::Paths;
+        let launched = bridge.launched(&dp, paths, variant);
+        let (regs, local) = bridge.attributes::<T>(launched)?;
+        let is_cpu_row = variant == Variant::Buffer && output == Output::Paths && !name.ends_with("unstaged");
         let c1 = if is_cpu_row { cpu1 } else { None };
         let cn = if is_cpu_row { cpun } else { None };
         println!(
-            "[{}] {name:<40} {:8.4} ms  {gbs:7.1} GB/s  {pct:5.1}% of {bound_name} ({bound:.1} GB/s)  regs {regs} local {local} B{}",
+            "[{}] {name:<40} {:8.4} ms  {gbs:7.1} GB/s  {pct:5.1}% of {bound_name} ({bound:.1} GB/s)  regs {regs} local {local} B{}{}",
             T::NAME,
             t.median_ms(),
             match (c1, cn) {
@@ -236,7 +258,8 @@ fn run_precision<T: Precision + bytemuck::Zeroable>(
                     b / t.median_ms()
                 ),
                 _ => String::new(),
-            }
+            },
+            if matches!(launched, Variant::BufferStaged | Variant::BufferStagedDims) { "  [staged]" } else { "" }
         );
         rows.push(vec![
             super::today(),

@@ -136,6 +136,12 @@ pub enum Variant {
     /// `bridge_dims_*`: normals from a buffer, `2 ≤ d ≤ 4` on the specialised path (see
     /// [`Bridge::buffer_variant`]).
     BufferDims,
+    /// `bridge_staged_*`: normals from a buffer, d = 1, results written through shared memory in
+    /// whole sectors at path counts that are not a multiple of a sector's elements
+    /// (`LaunchShape::buffer_staged`; see [`Bridge::buffer_variant`]).
+    BufferStaged,
+    /// `bridge_staged_dims_*`: as [`Variant::BufferStaged`] for `2 ≤ d ≤ 4`.
+    BufferStagedDims,
     /// `bridge_philox_*` (fused).
     Philox,
     /// `bridge_sobol_*` (fused).
@@ -232,6 +238,10 @@ pub(crate) struct Kernels<'g, T: DeviceCopy> {
     pub(super) buffer: Kernel<'g, BufferArgs<T>>,
     /// `bridge_dims_*`.
     pub(super) dims: Kernel<'g, DimsArgs<T>>,
+    /// `bridge_staged_*` (the same parameters as `bridge_dims_*`).
+    pub(super) staged: Kernel<'g, DimsArgs<T>>,
+    /// `bridge_staged_dims_*` (the same parameters).
+    pub(super) staged_dims: Kernel<'g, DimsArgs<T>>,
     /// `bridge_philox_*`.
     pub(super) philox: Kernel<'g, PhiloxArgs<T>>,
     /// `bridge_sobol_*`.
@@ -255,12 +265,14 @@ pub(crate) struct Kernels<'g, T: DeviceCopy> {
 }
 
 impl<'g, T: DeviceCopy> Kernels<'g, T> {
-    /// Looks up the eleven kernels named, in the order of the fields, and the precision's pairs
-    /// kernel where it has one.
-    fn new(gpu: &'g Gpu, names: [&'static str; 11], pairs: Option<&'static str>) -> Result<Self> {
+    /// Looks up the thirteen kernels named, in the order of the fields, and the precision's
+    /// pairs kernel where it has one.
+    fn new(gpu: &'g Gpu, names: [&'static str; 13], pairs: Option<&'static str>) -> Result<Self> {
         let [
             buffer,
             dims,
+            staged,
+            staged_dims,
             philox,
             sobol,
             normals_philox,
@@ -274,6 +286,8 @@ impl<'g, T: DeviceCopy> Kernels<'g, T> {
         Ok(Kernels {
             buffer: gpu.kernel(buffer)?,
             dims: gpu.kernel(dims)?,
+            staged: gpu.kernel(staged)?,
+            staged_dims: gpu.kernel(staged_dims)?,
             philox: gpu.kernel(philox)?,
             sobol: gpu.kernel(sobol)?,
             normals_philox: gpu.kernel(normals_philox)?,
@@ -294,6 +308,9 @@ crate::kernel::family!(BridgeKernels: Bridge holds Kernels { f32: k32, f64: k64 
 pub struct Bridge<'g> {
     gpu: &'g Gpu,
     block: u32,
+    /// Whether buffer generations take `bridge_staged_*` where `LaunchShape::buffer_staged`
+    /// holds ([`Bridge::with_staging`]; on by default).
+    staging: bool,
     k32: Kernels<'g, f32>,
     k64: Kernels<'g, f64>,
 }
@@ -310,11 +327,14 @@ impl<'g> Bridge<'g> {
         Ok(Bridge {
             gpu,
             block,
+            staging: true,
             k32: Kernels::new(
                 gpu,
                 [
                     "bridge_f32",
                     "bridge_dims_f32",
+                    "bridge_staged_f32",
+                    "bridge_staged_dims_f32",
                     "bridge_philox_f32",
                     "bridge_sobol_f32",
                     "normals_philox_f32",
@@ -332,6 +352,8 @@ impl<'g> Bridge<'g> {
                 [
                     "bridge_f64",
                     "bridge_dims_f64",
+                    "bridge_staged_f64",
+                    "bridge_staged_dims_f64",
                     "bridge_philox_f64",
                     "bridge_sobol_f64",
                     "normals_philox_f64",
@@ -345,6 +367,14 @@ impl<'g> Bridge<'g> {
                 None,
             )?,
         })
+    }
+
+    /// As this bridge, with the staged buffer kernels (`bridge_staged_*`, on by default) taken
+    /// where `LaunchShape::buffer_staged` holds (`on`) or never (`!on`: the unstaged kernels at
+    /// every path count, for comparison). The same bits either way.
+    pub fn with_staging(mut self, on: bool) -> Self {
+        self.staging = on;
+        self
     }
 
     /// Threads per block.
@@ -371,6 +401,8 @@ impl<'g> Bridge<'g> {
         let f = match variant {
             Variant::Buffer => k.buffer.function(),
             Variant::BufferDims => k.dims.function(),
+            Variant::BufferStaged => k.staged.function(),
+            Variant::BufferStagedDims => k.staged_dims.function(),
             Variant::Philox => k.philox.function(),
             Variant::Sobol => k.sobol.function(),
             Variant::NormalsPhilox => k.normals_philox.function(),
@@ -395,11 +427,24 @@ impl<'g> Bridge<'g> {
         Ok((regs, local))
     }
 
-    /// The kernel a buffer-source generation of `paths` with `plan` launches at this block size:
-    /// [`Variant::BufferDims`] for `2 ≤ d ≤ 4` on the specialised path
-    /// (`LaunchShape::buffer_fast`), [`Variant::Buffer`] otherwise.
+    /// The kernel a buffer-source generation of `paths` with `plan` launches at this block size
+    /// into whole allocations: where staging is on ([`Bridge::with_staging`]) and
+    /// `LaunchShape::buffer_staged` holds (a path count not a multiple of a sector's elements,
+    /// d ≤ 4 on the specialised path, the staging rows within 48 KiB; buffers not 32-byte
+    /// aligned take the unstaged kernels) [`Variant::BufferStaged`] at d = 1 and
+    /// [`Variant::BufferStagedDims`] at d = 2..=4; else [`Variant::BufferDims`] for `2 ≤ d ≤ 4`
+    /// on the specialised path (`LaunchShape::buffer_fast`), [`Variant::Buffer`] otherwise.
     pub fn buffer_variant<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize) -> Variant {
-        Self::kernel_for(&plan.shape(paths, self.block), Variant::Buffer)
+        self.buffer_kernel_for(&plan.shape(paths, self.block))
+    }
+
+    /// The buffer kernel a launch of `shape` takes (whole allocations; [`Bridge::buffer_variant`]).
+    pub(super) fn buffer_kernel_for(&self, shape: &LaunchShape) -> Variant {
+        match (self.staging && shape.buffer_staged(), shape.dims) {
+            (true, 1) => Variant::BufferStaged,
+            (true, _) => Variant::BufferStagedDims,
+            (false, _) => Self::kernel_for(shape, Variant::Buffer),
+        }
     }
 
     /// The kernel a generation of `paths` with `plan` from `variant` launches: the buffer source
@@ -408,6 +453,9 @@ impl<'g> Bridge<'g> {
     /// indices); every other variant is itself.
     pub fn launched<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize, variant: Variant) -> Variant {
         let shape = plan.shape(paths, self.block);
+        if variant == Variant::Buffer {
+            return self.buffer_kernel_for(&shape);
+        }
         match Self::kernel_for(&shape, variant) {
             Variant::PhiloxBoxMullerD1 if Self::box_muller_pairs(&shape, plan, T::pick(self)).is_some() => {
                 Variant::PhiloxBoxMullerD1Pairs

@@ -43,8 +43,8 @@ use lockstep_shared::bridge::sobol::{
 };
 use lockstep_shared::bridge::{
     COEFS, CoefRow, EMIT_LEFT, EMIT_RIGHT, FAST_DIMS, INDICES, IndexRow, LaunchShape, MAX_DIMS, NO_SLOT, Normals,
-    PathPlan, Real, SHARED_STACK, Sink, Stack, Step, Steps, buffer_stack_bytes, generate_path, increment, interpolate,
-    noise, pick, place, place2,
+    PathPlan, Real, SHARED_STACK, STAGED_DIMS_PIPELINE, STAGED_ROWS_F32, STAGED_ROWS_F64, Sink, Stack, Step, Steps,
+    buffer_stack_bytes, generate_path, increment, interpolate, noise, pick, place, place2, staged_span, table_bytes,
 };
 
 /// Declares a kernel's dynamic shared array (`dynamic_shared!`) as a [`DynamicShared`] type of
@@ -73,6 +73,7 @@ mod general;
 mod bodies;
 mod entries;
 mod boxmuller;
+mod staged;
 
 use bodies::*;
 use boxmuller::*;
@@ -82,6 +83,7 @@ use io::*;
 use lanes::*;
 use philox::*;
 use sobol::*;
+use staged::*;
 
 /// This launch's [`LaunchShape`], from the kernel's parameters and `blockDim.x` (the launcher
 /// builds the same from its plan and block size).
