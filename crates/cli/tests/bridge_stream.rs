@@ -6,7 +6,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+mod common;
 
 const EXE: &str = env!("CARGO_BIN_EXE_lockstep");
 
@@ -151,17 +153,9 @@ fn a_killed_run_leaves_nothing_that_passes_for_complete() {
     // Larger runs until one is still running when its partial file appears (debug builds are slow,
     // release builds fast).
     for paths in ["200000", "2000000", "20000000"] {
-        let mut child = Command::new(EXE)
-            .args(["bridge", "--paths", paths, "--steps", "64", "--device", "cpu", "--chunk-paths", "5000"])
-            .args(["--out", &s(&x)])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawning lockstep");
-        let t = Instant::now();
-        while !partial.exists() && t.elapsed() < Duration::from_secs(60) {
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        let args =
+            ["bridge", "--paths", paths, "--steps", "64", "--device", "cpu", "--chunk-paths", "5000", "--out", &s(&x)];
+        let mut child = common::start_until_file(&args, Stdio::null(), &partial);
         std::thread::sleep(Duration::from_millis(100));
         let finished = child.try_wait().expect("try_wait").is_some();
         let _ = child.kill();

@@ -30,6 +30,13 @@ struct Case {
     files: Vec<PathBuf>,
 }
 
+impl Case {
+    /// `lockstep args…`, to end as `want`, with no extra environment and no output files to check.
+    fn new(class: &'static str, args: &[&str], want: Want) -> Case {
+        Case { class, args: args.iter().map(|s| s.to_string()).collect(), env: None, want, files: vec![] }
+    }
+}
+
 fn run(case: &Case) -> Result<Ended, String> {
     let mut cmd = Command::new(EXE);
     cmd.args(&case.args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -145,7 +152,7 @@ fn cases(dir: &Path) -> Vec<Case> {
     };
     let mut v = Vec::new();
     let mut add = |class: &'static str, args: &[&str], want: Want| {
-        v.push(Case { class, args: args.iter().map(|s| s.to_string()).collect(), env: None, want, files: vec![] });
+        v.push(Case::new(class, args, want));
     };
     use Want::*;
     let mem: &[&str] = &["bytes", "available", "lower --"];
@@ -283,9 +290,9 @@ fn cases(dir: &Path) -> Vec<Case> {
     let nb = dir.join("nb.npy");
     let mgout = dir.join("mg.csv");
     let png = dir.join("fan.png");
-    v.push(Case {
-        class: "runs",
-        args: [
+    let mut runs = |args: &[&str], files: Vec<PathBuf>| v.push(Case { files, ..Case::new("runs", args, Runs) });
+    runs(
+        &[
             "bridge",
             "--paths",
             "50",
@@ -297,64 +304,20 @@ fn cases(dir: &Path) -> Vec<Case> {
             &x.display().to_string(),
             "--plot",
             &png.display().to_string(),
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect(),
-        env: None,
-        want: Runs,
-        files: vec![x.clone(), png],
-    });
+        ],
+        vec![x.clone(), png],
+    );
     let normals = file("z.txt", "0.5 -1 0.25 2 -0.5 1.5");
-    v.push(Case {
-        class: "runs",
-        args: ["bridge", "--paths", "2", "--steps", "3", "--source", &normals, "--out", &y.display().to_string()]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-        env: None,
-        want: Runs,
-        files: vec![y],
-    });
-    v.push(Case {
-        class: "runs",
-        args: ["nbody", "--n", "32", "--steps", "5", "--device", "cpu", "--out", &nb.display().to_string()]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-        env: None,
-        want: Runs,
-        files: vec![nb],
-    });
-    v.push(Case {
-        class: "runs",
-        args: [
-            "mg",
-            "--n",
-            "11",
-            "--p",
-            "30",
-            "--trials",
-            "3",
-            "--device",
-            "cpu",
-            "--out",
-            &mgout.display().to_string(),
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect(),
-        env: None,
-        want: Runs,
-        files: vec![mgout],
-    });
+    runs(&["bridge", "--paths", "2", "--steps", "3", "--source", &normals, "--out", &y.display().to_string()], vec![y]);
+    runs(&["nbody", "--n", "32", "--steps", "5", "--device", "cpu", "--out", &nb.display().to_string()], vec![nb]);
+    runs(
+        &["mg", "--n", "11", "--p", "30", "--trials", "3", "--device", "cpu", "--out", &mgout.display().to_string()],
+        vec![mgout],
+    );
     // Memory checks against a stated amount (LOCKSTEP_MEM_AVAILABLE), so they hold on any host.
     let limited = |args: &[&str]| Case {
-        class: "size beyond memory",
-        args: args.iter().map(|s| s.to_string()).collect(),
         env: Some(("LOCKSTEP_MEM_AVAILABLE", "1000000".to_string())),
-        want: Refused(&["bytes", "1000000 bytes", "lower --"]),
-        files: vec![],
+        ..Case::new("size beyond memory", args, Refused(&["bytes", "1000000 bytes", "lower --"]))
     };
     v.push(limited(&["bridge", "--paths", "2", "--steps", "40000"]));
     v.push(limited(&["bridge", "--paths", "100000"]));
@@ -381,15 +344,7 @@ fn every_bad_input_ends_cleanly() {
     let mut cases = cases(&dir);
     let gpu = has_gpu();
     if !gpu {
-        let mut nogpu = |args: &[&str]| {
-            cases.push(Case {
-                class: "no GPU",
-                args: args.iter().map(|s| s.to_string()).collect(),
-                env: None,
-                want: Want::Refused(&["no GPU"]),
-                files: vec![],
-            })
-        };
+        let mut nogpu = |args: &[&str]| cases.push(Case::new("no GPU", args, Want::Refused(&["no GPU"])));
         nogpu(&["bench", "smoke"]);
         nogpu(&["bench", "bridge"]);
         nogpu(&["bench", "nbody", "throughput"]);

@@ -6,7 +6,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+
+mod common;
 
 const EXE: &str = env!("CARGO_BIN_EXE_lockstep");
 
@@ -28,20 +29,7 @@ fn ok(args: &[String]) {
 /// Starts `args`, waits until `ckpt` exists (the first periodic checkpoint), sends `signal`, and
 /// returns the exit code and stderr.
 fn interrupt(args: &[String], ckpt: &Path, signal: i32) -> (Option<i32>, String) {
-    let mut child = Command::new(EXE)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn lockstep");
-    let t = Instant::now();
-    while !ckpt.exists() && t.elapsed() < Duration::from_secs(60) {
-        if child.try_wait().expect("wait").is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let child = common::start_until_file(args, Stdio::piped(), ckpt);
     // SAFETY: kill(2) on our own child's pid.
     unsafe { libc::kill(child.id() as i32, signal) };
     let out = child.wait_with_output().expect("wait");

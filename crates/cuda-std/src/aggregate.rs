@@ -86,49 +86,31 @@ macro_rules! aggregate_int {
 }
 aggregate_int!(u32, i32, u64, i64);
 
-impl Aggregate for f32 {
-    const ZERO: Self = 0.0;
-    #[inline(always)]
-    fn agg_add(self, other: Self) -> Self {
-        self + other
-    }
-    #[inline(always)]
-    fn atom_add(self, other: Self) -> Self {
-        flush_subnormal_f32(flush_subnormal_f32(self) + flush_subnormal_f32(other))
-    }
-    #[inline(always)]
-    fn to_bits64(self) -> u64 {
-        self.to_bits() as u64
-    }
-    #[inline(always)]
-    fn from_bits64(bits: u64) -> Self {
-        f32::from_bits(bits as u32)
-    }
-    #[inline(always)]
-    fn from_count(n: u32) -> Self {
-        n as f32
-    }
+macro_rules! aggregate_float {
+    ($($t:ty as $bits:ty { $($own:item)* }),*) => {$(
+        impl Aggregate for $t {
+            const ZERO: Self = 0.0;
+            #[inline(always)]
+            fn agg_add(self, other: Self) -> Self { self + other }
+            #[inline(always)]
+            fn to_bits64(self) -> u64 { self.to_bits() as u64 }
+            #[inline(always)]
+            fn from_bits64(bits: u64) -> Self { Self::from_bits(bits as $bits) }
+            #[inline(always)]
+            fn from_count(n: u32) -> Self { n as Self }
+            $($own)*
+        }
+    )*};
 }
-
-impl Aggregate for f64 {
-    const ZERO: Self = 0.0;
-    #[inline(always)]
-    fn agg_add(self, other: Self) -> Self {
-        self + other
-    }
-    #[inline(always)]
-    fn to_bits64(self) -> u64 {
-        self.to_bits()
-    }
-    #[inline(always)]
-    fn from_bits64(bits: u64) -> Self {
-        f64::from_bits(bits)
-    }
-    #[inline(always)]
-    fn from_count(n: u32) -> Self {
-        n as f64
-    }
-}
+aggregate_float!(
+    f32 as u32 {
+        #[inline(always)]
+        fn atom_add(self, other: Self) -> Self {
+            flush_subnormal_f32(flush_subnormal_f32(self) + flush_subnormal_f32(other))
+        }
+    },
+    f64 as u64 {}
+);
 
 /// Pure lane arithmetic of the aggregated atomics (host-testable), and a model of one warp's
 /// call that the tests compare the device against.

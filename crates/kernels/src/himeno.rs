@@ -136,6 +136,33 @@ unsafe fn level2_in_sweep(prev: *const f32, prev_len: u32, sums: *mut f32, count
     }
 }
 
+/// The coefficients of point `idx` (`a`: 4 planes of `plane` points, `b`, `c`: 3, `bnd`,
+/// `wrk1`: 1).
+///
+/// # Safety
+/// `idx` is a point of the grid and the arrays are as [`himeno_jacobi`]'s contract says.
+#[inline(always)]
+unsafe fn coefs_at(
+    a: *const f32,
+    b: *const f32,
+    c: *const f32,
+    bnd: *const f32,
+    wrk1: *const f32,
+    plane: usize,
+    idx: usize,
+) -> Coefs {
+    // SAFETY: the caller's contract.
+    unsafe {
+        Coefs {
+            a: [*a.add(idx), *a.add(plane + idx), *a.add(2 * plane + idx), *a.add(3 * plane + idx)],
+            b: [*b.add(idx), *b.add(plane + idx), *b.add(2 * plane + idx)],
+            c: [*c.add(idx), *c.add(plane + idx), *c.add(2 * plane + idx)],
+            bnd: *bnd.add(idx),
+            wrk1: *wrk1.add(idx),
+        }
+    }
+}
+
 /// One Jacobi sweep of the Himeno benchmark: `p_out = p + omega·ss` at interior points, gosa
 /// by `dims.gosa_via` into `*gosa` (atomics) or into `partials` (tree level 1: one warp-tree
 /// sum per 32 consecutive k of a row, at `(row, chunk)`). With `prev_len > 0` the blocks of
@@ -193,13 +220,7 @@ pub unsafe extern "ptx-kernel" fn himeno_jacobi(
     // SAFETY: that; the coefficient planes are where the launch contract puts them.
     let point = |idx: usize| unsafe {
         let at = |di: isize, dj: isize, dk: isize| *p.offset(idx as isize + di * si + dj * sj + dk);
-        let co = Coefs {
-            a: [*a.add(idx), *a.add(plane + idx), *a.add(2 * plane + idx), *a.add(3 * plane + idx)],
-            b: [*b.add(idx), *b.add(plane + idx), *b.add(2 * plane + idx)],
-            c: [*c.add(idx), *c.add(plane + idx), *c.add(2 * plane + idx)],
-            bnd: *bnd.add(idx),
-            wrk1: *wrk1.add(idx),
-        };
+        let co = coefs_at(a, b, c, bnd, wrk1, plane, idx);
         jacobi_point(at, &co, omega)
     };
     // SAFETY: only called with interior points' indices, inside p_out.
@@ -382,15 +403,7 @@ pub unsafe extern "ptx-kernel" fn himeno_jacobi_march(
                 unsafe { ld_shared_f32(cell(s, (ty as isize + 1 + dj) as u32, (tx as isize + 1 + dk) as u32)) }
             };
             // SAFETY: idx is an interior point; the coefficient planes are where the contract puts them.
-            let co = unsafe {
-                Coefs {
-                    a: [*a.add(idx), *a.add(plane + idx), *a.add(2 * plane + idx), *a.add(3 * plane + idx)],
-                    b: [*b.add(idx), *b.add(plane + idx), *b.add(2 * plane + idx)],
-                    c: [*c.add(idx), *c.add(plane + idx), *c.add(2 * plane + idx)],
-                    bnd: *bnd.add(idx),
-                    wrk1: *wrk1.add(idx),
-                }
-            };
+            let co = unsafe { coefs_at(a, b, c, bnd, wrk1, plane, idx) };
             let (ss, new) = jacobi_point(at, &co, omega);
             // SAFETY: an interior point of p_out.
             unsafe { *p_out.add(idx) = new };

@@ -14,27 +14,21 @@ pub trait MatInt: Copy + Default + PartialEq + core::fmt::Debug {
     fn from_i64_wrapping(v: i64) -> Self;
 }
 
-impl MatInt for i32 {
-    #[inline(always)]
-    fn mac(acc: Self, a: Self, b: Self) -> Self {
-        acc.wrapping_add(a.wrapping_mul(b))
-    }
-    #[inline(always)]
-    fn from_i64_wrapping(v: i64) -> Self {
-        v as i32
-    }
+macro_rules! mat_int {
+    ($($t:ty),*) => {$(
+        impl MatInt for $t {
+            #[inline(always)]
+            fn mac(acc: Self, a: Self, b: Self) -> Self {
+                acc.wrapping_add(a.wrapping_mul(b))
+            }
+            #[inline(always)]
+            fn from_i64_wrapping(v: i64) -> Self {
+                v as Self
+            }
+        }
+    )*};
 }
-
-impl MatInt for i64 {
-    #[inline(always)]
-    fn mac(acc: Self, a: Self, b: Self) -> Self {
-        acc.wrapping_add(a.wrapping_mul(b))
-    }
-    #[inline(always)]
-    fn from_i64_wrapping(v: i64) -> Self {
-        v
-    }
-}
+mat_int!(i32, i64);
 
 /// Largest edge of the shared-memory tile (the kernels' static arrays are this squared).
 pub const MAX_TILE: u32 = 16;

@@ -71,10 +71,7 @@ mod tests {
 
     #[test]
     fn warp_tree_is_exact_on_integers() {
-        let mut lanes = [0.0f32; WARP_SIZE];
-        for (i, l) in lanes.iter_mut().enumerate() {
-            *l = i as f32;
-        }
+        let lanes: [f32; WARP_SIZE] = core::array::from_fn(|i| i as f32);
         assert_eq!(warp_tree_sum(lanes), (0..32).sum::<i32>() as f32);
     }
 
@@ -89,10 +86,7 @@ mod tests {
 
     #[test]
     fn block_tree_is_exact_on_integers() {
-        let mut slots = [0.0f64; BLOCK_REDUCE_THREADS];
-        for (i, s) in slots.iter_mut().enumerate() {
-            *s = i as f64;
-        }
+        let slots: [f64; BLOCK_REDUCE_THREADS] = core::array::from_fn(|i| i as f64);
         assert_eq!(block_tree_sum(slots), (0..256).sum::<i32>() as f64);
     }
 

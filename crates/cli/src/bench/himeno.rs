@@ -49,6 +49,25 @@ pub struct Args {
     record: Option<std::path::PathBuf>,
 }
 
+/// Each of `given` as its value and name from `names`; an unknown one is refused, the error naming
+/// `flag` and the known names.
+fn by_name<T: Copy>(
+    flag: &str,
+    given: &[String],
+    names: &[(&'static str, T)],
+) -> anyhow::Result<Vec<(T, &'static str)>> {
+    given
+        .iter()
+        .map(|m| match names.iter().find(|(name, _)| name == m) {
+            Some(&(name, value)) => Ok((value, name)),
+            None => {
+                let known: Vec<&str> = names.iter().map(|(name, _)| *name).collect();
+                Err(anyhow::anyhow!("{flag}: unknown {m:?} ({})", known.join(", ")))
+            }
+        })
+        .collect()
+}
+
 pub fn run(args: Args) -> anyhow::Result<()> {
     let shapes: Vec<(u32, u32)> = args
         .block
@@ -60,25 +79,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         })
         .collect::<anyhow::Result<_>>()?;
     anyhow::ensure!(args.iters >= 1 && args.runs >= 1, "--iters and --runs must be positive");
-    let modes: Vec<(u32, &str)> = args
-        .modes
-        .iter()
-        .map(|m| match m.as_str() {
-            "plain" => Ok((gosa_via::PLAIN, "plain")),
-            "agg" => Ok((gosa_via::AGGREGATED, "agg")),
-            "tree" => Ok((gosa_via::TREE, "tree")),
-            other => Err(anyhow::anyhow!("--modes: unknown {other:?} (plain, agg, tree)")),
-        })
-        .collect::<anyhow::Result<_>>()?;
-    let sweeps: Vec<(HimenoSweep, &str)> = args
-        .sweep
-        .iter()
-        .map(|m| match m.as_str() {
-            "thread" => Ok((HimenoSweep::PerThread, "thread")),
-            "march" => Ok((HimenoSweep::March, "march")),
-            other => Err(anyhow::anyhow!("--sweep: unknown {other:?} (thread, march)")),
-        })
-        .collect::<anyhow::Result<_>>()?;
+    let modes = by_name(
+        "--modes",
+        &args.modes,
+        &[("plain", gosa_via::PLAIN), ("agg", gosa_via::AGGREGATED), ("tree", gosa_via::TREE)],
+    )?;
+    let sweeps = by_name("--sweep", &args.sweep, &[("thread", HimenoSweep::PerThread), ("march", HimenoSweep::March)])?;
     let gpu = crate::common::bench_gpu()?;
     let a = Himeno::new(&gpu)?;
     // Bandwidth yardstick: a device-to-device copy of 1 GiB.

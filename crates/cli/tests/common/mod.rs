@@ -1,8 +1,33 @@
 //! What the CLI suites share: waiting for a started `lockstep` with a time limit while its pipes
-//! are read on threads (a chatty child never blocks on a full pipe).
+//! are read on threads (a chatty child never blocks on a full pipe), and starting one that is to
+//! be stopped once a file appears.
 
-use std::process::Child;
+// Each suite uses some of these.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// Starts `lockstep args…` (stdin and stdout null, stderr as given) and returns it once `file`
+/// exists, the child has ended, or 60 s have passed.
+pub fn start_until_file<S: AsRef<std::ffi::OsStr>>(args: &[S], stderr: Stdio, file: &Path) -> Child {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .expect("spawning lockstep");
+    let t = Instant::now();
+    while !file.exists() && t.elapsed() < Duration::from_secs(60) {
+        if child.try_wait().expect("wait").is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child
+}
 
 /// How a child ended: its exit code (`None`: ended by a signal), what it printed and how long
 /// it ran.

@@ -1095,26 +1095,27 @@ mod tests {
         })
     }
 
-    #[test]
-    fn a_rank_that_dies_stops_the_others_within_seconds() {
-        for (rank, msg, next) in departure(4, 2, StoreComm::vanish) {
-            if rank == 2 {
+    /// Rank `dead` of `size` vanishes: every other rank is told within seconds, and its next
+    /// barrier fails naming the dead rank.
+    fn a_death_stops_the_others(size: usize, dead: usize) {
+        for (rank, msg, next) in departure(size, dead, StoreComm::vanish) {
+            if rank == dead {
                 continue;
             }
-            assert_eq!(msg, "rank 2 of 4 died (connection closed); stopping this rank", "rank {rank}");
-            assert!(next.contains(&format!("rank {rank} of 4: barrier failed: rank 2 of 4 died")), "{next}");
+            let died = format!("rank {dead} of {size} died");
+            assert_eq!(msg, format!("{died} (connection closed); stopping this rank"), "rank {rank}");
+            assert!(next.contains(&format!("rank {rank} of {size}: barrier failed: {died}")), "{next}");
         }
     }
 
     #[test]
+    fn a_rank_that_dies_stops_the_others_within_seconds() {
+        a_death_stops_the_others(4, 2);
+    }
+
+    #[test]
     fn rank_0_dying_stops_the_others() {
-        for (rank, msg, next) in departure(3, 0, StoreComm::vanish) {
-            if rank == 0 {
-                continue;
-            }
-            assert_eq!(msg, "rank 0 of 3 died (connection closed); stopping this rank", "rank {rank}");
-            assert!(next.contains("rank 0 of 3 died"), "{next}");
-        }
+        a_death_stops_the_others(3, 0);
     }
 
     #[test]

@@ -143,51 +143,48 @@ impl<'g> Foundation<'g> {
     /// Sums of each 32 consecutive elements in the warp-tree order
     /// (`lockstep_shared::reduce::warp_tree_sum`), `ceil(len/32)` of them.
     pub fn warp_sums(&self, x: &[f32]) -> Result<Vec<f32>> {
-        let n = len_u32("x", x.len())?;
-        let grid = Grid1d::for_len(n as u64, self.block)?;
-        if n == 0 {
-            return Ok(Vec::new());
-        }
-        let dx = upload(x)?;
-        let out = zeroed::<f32>(x.len().div_ceil(WARP_SIZE))?;
-        let (xp, op) = (dx.as_device_ptr(), out.as_device_ptr());
-        // SAFETY: parameters mirror `(n: u32, x: *const f32, out: *mut f32)`; x holds n
-        // elements, out ceil(n/32); the block size is a multiple of 32 (block_size checked it).
-        unsafe { self.warp_sum_f32.launch(self.gpu, grid, 0, (n, xp, op))? };
-        self.gpu.synchronize()?;
-        download(&out)
+        // SAFETY: `(n: u32, x: *const f32, out: *mut f32)`; out holds ceil(n/32); the block
+        // size is a multiple of 32 (block_size checked it).
+        unsafe { self.map(&self.warp_sum_f32, x, self.block, |_| x.len().div_ceil(WARP_SIZE)) }
     }
 
     /// Sums of each 256 consecutive elements in the shared-memory tree order
     /// (`lockstep_shared::reduce::block_tree_sum`), `ceil(len/256)` of them.
     pub fn block_sums(&self, x: &[f64]) -> Result<Vec<f64>> {
-        let n = len_u32("x", x.len())?;
-        let grid = Grid1d::for_len(n as u64, BLOCK_REDUCE_THREADS as u32)?;
-        if n == 0 {
-            return Ok(Vec::new());
-        }
-        let dx = upload(x)?;
-        let out = zeroed::<f64>(grid.blocks as usize)?;
-        let (xp, op) = (dx.as_device_ptr(), out.as_device_ptr());
-        // SAFETY: parameters mirror `(n: u32, x: *const f64, out: *mut f64)`; 256 threads per
-        // block as the kernel's shared array requires; out has one slot per block.
-        unsafe { self.block_sum_f64.launch(self.gpu, grid, 0, (n, xp, op))? };
-        self.gpu.synchronize()?;
-        download(&out)
+        // SAFETY: `(n: u32, x: *const f64, out: *mut f64)`; 256 threads per block as the
+        // kernel's shared array requires; out has one slot per block.
+        unsafe { self.map(&self.block_sum_f64, x, BLOCK_REDUCE_THREADS as u32, |grid| grid.blocks as usize) }
     }
 
     /// `exp(x)·sin(x) + log(x)` element-wise through `libm`.
     pub fn exp_sin_log(&self, x: &[f64]) -> Result<Vec<f64>> {
+        // SAFETY: `(n: u32, x: *const f64, y: *mut f64)`; both hold n.
+        unsafe { self.map(&self.exp_sin_log_f64, x, self.block, |_| x.len()) }
+    }
+
+    /// Uploads `x`, runs `kernel` (`(n, x, out)`, [`Map`]) over it with `threads` per block into
+    /// `out_len(grid)` zeroed values, and returns them (no launch for an empty `x`).
+    ///
+    /// # Safety
+    /// `kernel`'s parameters are `(n: u32, x: *const T, out: *mut T)`, and for this grid it
+    /// reads `n` values of `x` and writes only inside the `out_len(grid)` values of `out`.
+    unsafe fn map<T: DeviceCopy + Default + Clone + cust::memory::bytemuck::Zeroable>(
+        &self,
+        kernel: &Map<'g, T>,
+        x: &[T],
+        threads: u32,
+        out_len: impl Fn(&Grid1d) -> usize,
+    ) -> Result<Vec<T>> {
         let n = len_u32("x", x.len())?;
-        let grid = Grid1d::for_len(n as u64, self.block)?;
+        let grid = Grid1d::for_len(n as u64, threads)?;
         if n == 0 {
             return Ok(Vec::new());
         }
         let dx = upload(x)?;
-        let out = zeroed::<f64>(x.len())?;
+        let out = zeroed::<T>(out_len(&grid))?;
         let (xp, op) = (dx.as_device_ptr(), out.as_device_ptr());
-        // SAFETY: parameters mirror `(n: u32, x: *const f64, y: *mut f64)`; both hold n.
-        unsafe { self.exp_sin_log_f64.launch(self.gpu, grid, 0, (n, xp, op))? };
+        // SAFETY: the caller's contract; x holds n values and out out_len(grid).
+        unsafe { kernel.launch(self.gpu, grid, 0, (n, xp, op))? };
         self.gpu.synchronize()?;
         download(&out)
     }

@@ -24,6 +24,21 @@ pub use probe::{ProbeValue, Probes};
 use crate::launch::expect_len;
 use crate::{Backend, Result};
 
+/// `backend`'s result: the sequential twin `$seq`, the rayon twin `$par`, or the [`Foundation`]
+/// launcher's `$method(args…)`.
+macro_rules! on_backend {
+    ($backend:expr, $seq:expr, $par:expr, $method:ident($($arg:expr),*)) => {
+        match $backend {
+            Backend::CpuSeq => Ok($seq),
+            Backend::Cpu => Ok($par),
+            #[cfg(feature = "gpu")]
+            Backend::Gpu(gpu) => Foundation::new(gpu)?.$method($($arg),*),
+            #[cfg(not(feature = "gpu"))]
+            Backend::Gpu(gpu) => match gpu.never {},
+        }
+    };
+}
+
 /// The float types of `axpy`.
 pub trait AxpyFloat:
     Copy + Send + Sync + core::ops::Mul<Output = Self> + core::ops::Add<Output = Self> + crate::DeviceValue
@@ -68,50 +83,27 @@ pub fn count_exceeding(backend: Backend<'_>, x: &[f32], threshold: f32) -> Resul
     if threshold.is_nan() {
         return Err(crate::Error::InvalidInput { what: "threshold", why: "NaN: no value can exceed it".into() });
     }
-    match backend {
-        Backend::CpuSeq => Ok(count_exceeding_seq(x, threshold)),
-        Backend::Cpu => Ok(count_exceeding_par(x, threshold)),
-        #[cfg(feature = "gpu")]
-        Backend::Gpu(gpu) => Foundation::new(gpu)?.count_exceeding(x, threshold),
-        #[cfg(not(feature = "gpu"))]
-        Backend::Gpu(gpu) => match gpu.never {},
-    }
+    on_backend!(
+        backend,
+        count_exceeding_seq(x, threshold),
+        count_exceeding_par(x, threshold),
+        count_exceeding(x, threshold)
+    )
 }
 
 /// The sum of every [`WARP_SIZE`] values (a fixed shuffle tree; the last chunk zero-padded).
 pub fn warp_sums(backend: Backend<'_>, x: &[f32]) -> Result<Vec<f32>> {
-    match backend {
-        Backend::CpuSeq => Ok(warp_sums_seq(x)),
-        Backend::Cpu => Ok(warp_sums_par(x)),
-        #[cfg(feature = "gpu")]
-        Backend::Gpu(gpu) => Foundation::new(gpu)?.warp_sums(x),
-        #[cfg(not(feature = "gpu"))]
-        Backend::Gpu(gpu) => match gpu.never {},
-    }
+    on_backend!(backend, warp_sums_seq(x), warp_sums_par(x), warp_sums(x))
 }
 
 /// The sum of every [`BLOCK_REDUCE_THREADS`] values (a fixed shared-memory tree).
 pub fn block_sums(backend: Backend<'_>, x: &[f64]) -> Result<Vec<f64>> {
-    match backend {
-        Backend::CpuSeq => Ok(block_sums_seq(x)),
-        Backend::Cpu => Ok(block_sums_par(x)),
-        #[cfg(feature = "gpu")]
-        Backend::Gpu(gpu) => Foundation::new(gpu)?.block_sums(x),
-        #[cfg(not(feature = "gpu"))]
-        Backend::Gpu(gpu) => match gpu.never {},
-    }
+    on_backend!(backend, block_sums_seq(x), block_sums_par(x), block_sums(x))
 }
 
 /// `exp(x)·sin(x) + log(x)` per element with the pure-Rust `libm`.
 pub fn exp_sin_log(backend: Backend<'_>, x: &[f64]) -> Result<Vec<f64>> {
-    match backend {
-        Backend::CpuSeq => Ok(exp_sin_log_seq(x)),
-        Backend::Cpu => Ok(exp_sin_log_par(x)),
-        #[cfg(feature = "gpu")]
-        Backend::Gpu(gpu) => Foundation::new(gpu)?.exp_sin_log(x),
-        #[cfg(not(feature = "gpu"))]
-        Backend::Gpu(gpu) => match gpu.never {},
-    }
+    on_backend!(backend, exp_sin_log_seq(x), exp_sin_log_par(x), exp_sin_log(x))
 }
 
 /// Where each of `blocks` blocks sits in its thread-block cluster: `(blocks in its cluster, its

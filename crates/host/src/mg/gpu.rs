@@ -138,6 +138,16 @@ fn transposed(params: &MgParams, trace: bool) -> bool {
     lean(params, trace) && params.p <= S2_SIDE_MAX_P && params.groups.is_multiple_of(32)
 }
 
+/// A game's trace on the device: the draws, the used tables and the draw stride `L`.
+type DeviceTrace = (DeviceBuffer<u32>, DeviceBuffer<u8>, u64);
+
+/// The kernels' `(trace_draws, trace_used, draw_stride)` of `trace`: zeros when there is none.
+fn trace_addresses(trace: &Option<DeviceTrace>) -> (u64, u64, u64) {
+    trace.as_ref().map_or((0, 0, 0), |(draws, used, stride)| {
+        (draws.as_device_ptr().as_raw(), used.as_device_ptr().as_raw(), *stride)
+    })
+}
+
 /// A distributed game's device state, ready to run (again: [`Mg::run_on_device`] resets it).
 pub struct Game {
     params: MgParams,
@@ -156,7 +166,7 @@ pub struct Game {
     rng_prev: DeviceBuffer<u32>,
     ones: DeviceBuffer<u64>,
     bar: DeviceBuffer<u32>,
-    trace: Option<(DeviceBuffer<u32>, DeviceBuffer<u8>, u64)>,
+    trace: Option<DeviceTrace>,
 }
 
 impl Game {
@@ -178,7 +188,7 @@ impl Game {
         seed: u32,
         trial: u64,
         setup: Setup,
-        trace: Option<(DeviceBuffer<u32>, DeviceBuffer<u8>, u64)>,
+        trace: Option<DeviceTrace>,
     ) -> Result<Game> {
         let rng0 = flatten(&setup.states);
         Ok(Game {
@@ -222,15 +232,16 @@ impl Game {
     }
 
     fn buffers(&self) -> MgBuffers {
+        let (trace_draws, trace_used, draw_stride) = trace_addresses(&self.trace);
         MgBuffers {
             tables: self.tables.as_device_ptr().as_raw(),
             scores: self.scores.as_device_ptr().as_raw(),
             rng: self.rng.as_device_ptr().as_raw(),
             rng_prev: self.rng_prev.as_device_ptr().as_raw(),
             ones: self.ones.as_device_ptr().as_raw(),
-            trace_draws: self.trace.as_ref().map_or(0, |t| t.0.as_device_ptr().as_raw()),
-            trace_used: self.trace.as_ref().map_or(0, |t| t.1.as_device_ptr().as_raw()),
-            draw_stride: self.trace.as_ref().map_or(0, |t| t.2),
+            trace_draws,
+            trace_used,
+            draw_stride,
         }
     }
 }
@@ -783,6 +794,7 @@ impl<'g> Mg<'g> {
     /// Enqueues a standalone run.
     pub fn run_standalone_on_device(&self, run: &mut StandaloneRun) -> Result<()> {
         let params = run.params;
+        let (trace_draws, trace_used, draw_stride) = trace_addresses(&run.trace);
         let sb = MgStandaloneBuffers {
             trials: run.trials,
             tables: run.tables.as_device_ptr().as_raw(),
@@ -792,9 +804,9 @@ impl<'g> Mg<'g> {
             rng_init: run.rng_init.as_device_ptr().as_raw(),
             h0: run.h0.as_device_ptr().as_raw(),
             ones: run.ones.as_device_ptr().as_raw(),
-            trace_draws: run.trace.as_ref().map_or(0, |t| t.0.as_device_ptr().as_raw()),
-            trace_used: run.trace.as_ref().map_or(0, |t| t.1.as_device_ptr().as_raw()),
-            draw_stride: run.trace.as_ref().map_or(0, |t| t.2),
+            trace_draws,
+            trace_used,
+            draw_stride,
         };
         let dims = Dims::new([run.blocks, 1, 1], [run.threads, 1, 1])?;
         let f = self.standalone_kernel(&params, run.trace.is_some());
@@ -868,7 +880,7 @@ pub struct StandaloneRun {
     rng_init: DeviceBuffer<u32>,
     h0: DeviceBuffer<u32>,
     ones: DeviceBuffer<u64>,
-    trace: Option<(DeviceBuffer<u32>, DeviceBuffer<u8>, u64)>,
+    trace: Option<DeviceTrace>,
 }
 
 impl StandaloneRun {

@@ -63,6 +63,31 @@ pub(super) unsafe fn s2_pass_kind<const STANDALONE: bool, const SETTLE: bool, co
     }
 }
 
+/// One agent's data: (packed state, settle words of tables 0 and 1, vote words), from the
+/// agent's element index `o` past the bases (`st`: states, `s`: settle word of table 0, `v`:
+/// vote word of table 0; table 1 `t1` words on), for the kind of pass the const parameters
+/// name (as [`s2_groups`]).
+///
+/// # Safety
+/// The bases plus `o` address agent `g + j·G < n` for a local agent `j < len`: inside the `n`
+/// states (the scores buffer holds `2n` i32) and each table's `n` words.
+#[inline(always)]
+unsafe fn s2_load<const SETTLE: bool, const VOTE: bool, const SAME: bool>(
+    t1: usize,
+    st: *const i16,
+    s: *const u32,
+    v: *const u32,
+    o: usize,
+) -> (i32, u32, u32, u32, u32) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let x = *st.add(o) as i32;
+        let (s0, s1) = if SETTLE { (*s.add(o), *s.add(o + t1)) } else { (0, 0) };
+        let (v0, v1) = if !VOTE || SAME { (s0, s1) } else { (*v.add(o), *v.add(o + t1)) };
+        (x, s0, s1, v0, v1)
+    }
+}
+
 /// [`pass_groups_s2`] for one kind of pass: `SETTLE`/`VOTE` as `pass` says, `SAME` when both
 /// use the same table word.
 ///
@@ -90,19 +115,11 @@ pub(super) unsafe fn s2_groups<const SETTLE: bool, const VOTE: bool, const SAME:
     let tv0 = tables.wrapping_add((hv >> 5) as usize * n);
     let state = b.scores as *mut i16;
     let rng = b.rng as *mut Xsadd;
-    // One agent's data: (packed state, settle words of tables 0 and 1, vote words), from the
-    // agent's element index `o` past the bases (`st`: states, `s`: settle word of table 0,
-    // `v`: vote word of table 0).
-    // SAFETY (callers): the bases plus o address agent g + j·G < n for a local agent j < len:
-    // inside the n states (the scores buffer holds 2n i32) and each table's n words.
-    let load = |st: *const i16, s: *const u32, v: *const u32, o: usize| -> (i32, u32, u32, u32, u32) {
+    // One agent's data ([`s2_load`]).
+    // SAFETY (callers): as [`s2_load`]: the bases plus o address agent g + j·G < n.
+    let load = |st: *const i16, s: *const u32, v: *const u32, o: usize| {
         // SAFETY: see above.
-        unsafe {
-            let x = *st.add(o) as i32;
-            let (s0, s1) = if SETTLE { (*s.add(o), *s.add(o + t1)) } else { (0, 0) };
-            let (v0, v1) = if !VOTE || SAME { (s0, s1) } else { (*v.add(o), *v.add(o + t1)) };
-            (x, s0, s1, v0, v1)
-        }
+        unsafe { s2_load::<SETTLE, VOTE, SAME>(t1, st, s, v, o) }
     };
     // Batches (offsets i·G as u32) in the hot pass kind only (settle and vote from one word:
     // every pass but the first and last when m ≤ 5), so the others add no registers.
@@ -114,8 +131,9 @@ pub(super) unsafe fn s2_groups<const SETTLE: bool, const VOTE: bool, const SAME:
         // SAFETY: g < G generators (a settle-only pass draws nothing: no copy).
         let mut cur = if VOTE { unsafe { *rng.add(g as usize) } } else { Xsadd { s: [0; 4] } };
         let mut play = |x: (i32, u32, u32, u32, u32), st: *mut i16| {
+            let out = s2_play::<SETTLE, VOTE>(x, (hs, ws), hv, &mut cur, &mut ones);
             // SAFETY: as `load`; only this thread touches group g's agents.
-            unsafe { s2_agent::<SETTLE, VOTE>(x, st, (hs, ws), hv, &mut cur, &mut ones) }
+            unsafe { *st = out as i16 };
         };
         let mut left = params.group_len(g);
         let mut a = g as usize;
@@ -156,33 +174,6 @@ pub(super) unsafe fn s2_groups<const SETTLE: bool, const VOTE: bool, const SAME:
     ones
 }
 
-/// One agent of the lean pass: settle (with `SETTLE`: history and winner `settle`), vote (with
-/// `VOTE`, at history `hv`, drawing from `cur`, counting side 1 in `ones`) and store the new
-/// packed state at `st`.
-///
-/// # Safety
-/// `st` is the agent's state, which only this thread touches.
-#[inline(always)]
-pub(super) unsafe fn s2_agent<const SETTLE: bool, const VOTE: bool>(
-    x: (i32, u32, u32, u32, u32),
-    st: *mut i16,
-    settle: (u32, u32),
-    hv: u32,
-    cur: &mut Xsadd,
-    ones: &mut u64,
-) {
-    let (x, s0, s1, v0, v1) = x;
-    let d = if SETTLE { settle_s2(x, s0, s1, settle.0, settle.1) } else { x >> 1 };
-    let mut out = d << 1;
-    if VOTE {
-        let (side, packed) = vote_s2(d, cur.next_u32(), v0, v1, hv);
-        *ones += side as u64;
-        out = packed;
-    }
-    // SAFETY: the caller's contract.
-    unsafe { *st = out as i16 };
-}
-
 /// [`s2_groups`] for the standalone kernel: the batches load and store through
 /// `ld.global`/`st.global` at 32-bit offsets (`lockstep_cuda_std::memory`: no 64-bit address
 /// per agent or per offset stays live) and a group's last `len mod 8` agents are played one
@@ -216,19 +207,11 @@ pub(super) unsafe fn s2_groups_standalone<const SETTLE: bool, const VOTE: bool, 
     let tv0 = tables.wrapping_add((hv >> 5) as usize * n);
     let state = b.scores as *mut i16;
     let rng = b.rng as *mut Xsadd;
-    // One agent's data: (packed state, settle words of tables 0 and 1, vote words), from the
-    // agent's element index `o` past the bases (`st`: states, `s`: settle word of table 0,
-    // `v`: vote word of table 0).
-    // SAFETY (callers): the bases plus o address agent g + j·G < n for a local agent j < len:
-    // inside the n states (the scores buffer holds 2n i32) and each table's n words.
-    let load = |st: *const i16, s: *const u32, v: *const u32, o: usize| -> (i32, u32, u32, u32, u32) {
+    // One agent's data ([`s2_load`]).
+    // SAFETY (callers): as [`s2_load`]: the bases plus o address agent g + j·G < n.
+    let load = |st: *const i16, s: *const u32, v: *const u32, o: usize| {
         // SAFETY: see above.
-        unsafe {
-            let x = *st.add(o) as i32;
-            let (s0, s1) = if SETTLE { (*s.add(o), *s.add(o + t1)) } else { (0, 0) };
-            let (v0, v1) = if !VOTE || SAME { (s0, s1) } else { (*v.add(o), *v.add(o + t1)) };
-            (x, s0, s1, v0, v1)
-        }
+        unsafe { s2_load::<SETTLE, VOTE, SAME>(t1, st, s, v, o) }
     };
     // Batches (offsets i·G as u32) in the hot pass kind only (settle and vote from one word:
     // every pass but the first and last when m ≤ 5), so the others add no registers.
