@@ -36,8 +36,7 @@ fn setup<T: NbodyFloat>(n: usize, seed: u64, zero_eps: bool, coincide: bool) -> 
 
 /// A launcher with `block` threads, or the kernel's largest block if `block` is more than it
 /// can launch (the tiled f64 kernel needs > 64 registers, so 1024 threads do not fit); with
-/// `shift`, every pair sum split over `2^shift` lanes whatever N (else `split_shift(N)`); the
-/// register-blocked kernels on with `rows = Some(true)`.
+/// `shift`, every pair sum split over `2^shift` lanes whatever N (else `split_shift(N)`).
 fn fitting<'g>(
     gpu: &'g lockstep::Gpu,
     block: u32,
@@ -45,16 +44,12 @@ fn fitting<'g>(
     mode: Mode,
     prec: &str,
     shift: Option<u32>,
-    rows: Option<bool>,
 ) -> Result<Nbody<'g>, TestCaseError> {
-    // Off unless asked: every N here is below `ROWS_FROM`, where the launcher's choice is off
-    // too, and the f64 register-blocked kernels' smaller largest block stays out of the others'.
-    let rows = rows.unwrap_or(false);
-    let nb = Nbody::with_block_size(gpu, block)?.with_rows(rows);
+    let nb = Nbody::with_block_size(gpu, block)?;
     let max =
         if prec == "f32" { nb.max_block_size::<f32>(method, mode)? } else { nb.max_block_size::<f64>(method, mode)? };
     prop_assert!(max >= 256, "{prec} {method:?} {mode:?}: at most {max} threads per block");
-    let nb = if block > max { Nbody::with_block_size(gpu, max)?.with_rows(rows) } else { nb };
+    let nb = if block > max { Nbody::with_block_size(gpu, max)? } else { nb };
     Ok(match shift {
         Some(shift) => nb.with_split_shift(shift)?,
         None => nb,
@@ -86,73 +81,19 @@ fn exact_case<T: NbodyFloat + lockstep_parity::Bits>(
     coincide: bool,
     shift: Option<u32>,
 ) -> Result<(), TestCaseError> {
-    exact_case_rows::<T>(method, n, steps, block, seed, zero_eps, coincide, shift, None)
-}
-
-/// [`exact_case`] with the register-blocked kernels forced on or off (`rows`), else the
-/// launcher's choice.
-#[allow(clippy::too_many_arguments)]
-fn exact_case_rows<T: NbodyFloat + lockstep_parity::Bits>(
-    method: Method,
-    n: usize,
-    steps: u64,
-    block: u32,
-    seed: u64,
-    zero_eps: bool,
-    coincide: bool,
-    shift: Option<u32>,
-    rows: Option<bool>,
-) -> Result<(), TestCaseError> {
     let (p, s0) = setup::<T>(n, seed, zero_eps, coincide);
     let mut want = s0.clone();
     cpu_run(&p, &mut want, steps, shift)?;
     let gpu = gpu_or_skip!();
-    let nb = fitting(gpu, block, method, Mode::Exact, T::NAME, shift, rows)?;
+    let nb = fitting(gpu, block, method, Mode::Exact, T::NAME, shift)?;
     let block = nb.block_size();
     let mut got = s0.clone();
     nb.run(method, Mode::Exact, &p, &mut got, steps)?;
     let what = format!(
-        "{method:?} {} n={n} steps={steps} block={block:?} shift={} rows={} {p:?} coincide={coincide}",
+        "{method:?} {} n={n} steps={steps} block={block:?} shift={} {p:?} coincide={coincide}",
         T::NAME,
-        nb.shift_for(n),
-        nb.uses_rows(method, n)
+        nb.shift_for(n)
     );
-    assert_bits_eq(&format!("{what} positions"), &got.pos, &want.pos, |i| {
-        format!("body {} component {}", i / 4, i % 4)
-    })?;
-    assert_bits_eq(&format!("{what} velocities"), &got.vel, &want.vel, |i| {
-        format!("body {} component {}", i / 4, i % 4)
-    })
-}
-
-/// The persistent kernel (`nbody_steps_*`, forced on): `steps` steps twice on one device
-/// system (two launches reusing its grid barrier) against the CPU's `2·steps`.
-#[allow(clippy::too_many_arguments)]
-fn persistent_case<T: NbodyFloat + lockstep_parity::Bits>(
-    n: usize,
-    steps: u64,
-    block: u32,
-    seed: u64,
-    zero_eps: bool,
-    coincide: bool,
-    shift: Option<u32>,
-) -> Result<(), TestCaseError> {
-    let (p, s0) = setup::<T>(n, seed, zero_eps, coincide);
-    let mut want = s0.clone();
-    cpu_run(&p, &mut want, 2 * steps, shift)?;
-    let gpu = gpu_or_skip!();
-    let nb = Nbody::with_block_size(gpu, block)?.with_persistent(true);
-    let nb = match shift {
-        Some(shift) => nb.with_split_shift(shift)?,
-        None => nb,
-    };
-    prop_assert!(nb.persistent_grid::<T>(Mode::Exact, n)?.is_some(), "n={n} block={block}: no persistent grid");
-    let mut dev = DeviceSystem::upload(gpu, &p, &s0)?;
-    nb.steps_on_device(Method::Shared, Mode::Exact, &p, &mut dev, steps)?;
-    nb.steps_on_device(Method::Shared, Mode::Exact, &p, &mut dev, steps)?;
-    let mut got = s0.clone();
-    dev.download(gpu, &mut got)?;
-    let what = format!("persistent {} n={n} steps=2×{steps} block={block} shift={} {p:?}", T::NAME, nb.shift_for(n));
     assert_bits_eq(&format!("{what} positions"), &got.pos, &want.pos, |i| {
         format!("body {} component {}", i / 4, i % 4)
     })?;
@@ -171,21 +112,6 @@ fn fast_case<T: NbodyFloat + Into<f64>>(
     tol: f64,
     shift: Option<u32>,
 ) -> Result<(), TestCaseError> {
-    fast_case_rows::<T>(method, n, steps, block, seed, tol, shift, None)
-}
-
-/// [`fast_case`] with the register-blocked kernels forced on or off (`rows`).
-#[allow(clippy::too_many_arguments)]
-fn fast_case_rows<T: NbodyFloat + Into<f64>>(
-    method: Method,
-    n: usize,
-    steps: u64,
-    block: u32,
-    seed: u64,
-    tol: f64,
-    shift: Option<u32>,
-    rows: Option<bool>,
-) -> Result<(), TestCaseError> {
     let (p, s0) = setup::<T>(n, seed, false, false);
     let mut want = s0.clone();
     cpu_run(&p, &mut want, steps, shift)?;
@@ -193,7 +119,7 @@ fn fast_case_rows<T: NbodyFloat + Into<f64>>(
     let scales = [max_abs(&want.pos), max_abs(&want.vel)];
     prop_assert!(scales.iter().all(|s| s.is_finite()), "CPU reference not finite: {p:?} n={n}");
     let gpu = gpu_or_skip!();
-    let nb = fitting(gpu, block, method, Mode::Fast, T::NAME, shift, rows)?;
+    let nb = fitting(gpu, block, method, Mode::Fast, T::NAME, shift)?;
     let block = nb.block_size();
     let mut got = s0.clone();
     nb.run(method, Mode::Fast, &p, &mut got, steps)?;
@@ -250,27 +176,6 @@ proptest! {
         if f64_ { exact_case::<f64>(method, n, steps, block, seed, zero_eps, coincide, shift)?; }
         else { exact_case::<f32>(method, n, steps, block, seed, zero_eps, coincide, shift)?; }
     }
-
-    /// The persistent kernels `nbody_steps_*`: whole runs in one launch with grid barriers,
-    /// any split, blocks whose grid fits the GPU at once.
-    #[test]
-    fn nbody_steps_gpu_equals_cpu(n in 1usize..600, steps in 2u64..5, block in prop_oneof![Just(32u32), Just(64), Just(96), Just(256)],
-                                  seed: u64, zero_eps in any::<bool>(), coincide in proptest::bool::weighted(0.1), f64_ in any::<bool>(),
-                                  shift in proptest::option::of(0u32..=5)) {
-        if f64_ { persistent_case::<f64>(n, steps, block, seed, zero_eps, coincide, shift)?; }
-        else { persistent_case::<f32>(n, steps, block, seed, zero_eps, coincide, shift)?; }
-    }
-
-    /// The register-blocked kernels `nbody_rows_*` forced at small N: every split 1..32 lanes
-    /// (the CPU twin of that split) or the default one, any block; the tiles holding the
-    /// block's own bodies (the self-skip by select) and the others (no test) both run.
-    #[test]
-    fn nbody_rows_gpu_equals_cpu(n in 1usize..700, steps in 1u64..4, block in blocks(), seed: u64,
-                                 zero_eps in any::<bool>(), coincide in proptest::bool::weighted(0.1), f64_ in any::<bool>(),
-                                 shift in proptest::option::of(0u32..=5)) {
-        if f64_ { exact_case_rows::<f64>(Method::Shared, n, steps, block, seed, zero_eps, coincide, shift, Some(true))?; }
-        else { exact_case_rows::<f32>(Method::Shared, n, steps, block, seed, zero_eps, coincide, shift, Some(true))?; }
-    }
 }
 
 proptest! {
@@ -303,18 +208,6 @@ proptest! {
     }
 
     #[test]
-    fn nbody_rows_f32_fast_within_tolerance(n in 2usize..700, steps in 1u64..4, block in blocks(), seed: u64,
-                                            shift in proptest::option::of(0u32..=5)) {
-        fast_case_rows::<f32>(Method::Shared, n, steps, block, seed, FAST_TOL_F32, shift, Some(true))?;
-    }
-
-    #[test]
-    fn nbody_rows_f64_fast_within_tolerance(n in 2usize..700, steps in 1u64..4, block in blocks(), seed: u64,
-                                            shift in proptest::option::of(0u32..=5)) {
-        fast_case_rows::<f64>(Method::Shared, n, steps, block, seed, FAST_TOL_F64, shift, Some(true))?;
-    }
-
-    #[test]
     fn nbody_split_f64_fast_within_tolerance(n in 2usize..600, steps in 1u64..4, block in blocks(), seed: u64,
                                              shift in proptest::option::of(1u32..=5)) {
         fast_case::<f64>(Method::Global, n, steps, block, seed, FAST_TOL_F64, shift)?;
@@ -334,35 +227,6 @@ fn nbody_global_and_shared_agree_with_cpu_on_larger_systems() -> Result<(), Test
         }
     }
     Ok(())
-}
-
-/// The launcher's own choice above `ROWS_FROM` (the register-blocked kernels, 4 lanes at
-/// N = 32,801, its own block), f32 and f64 (same bits as the CPU), and the same system with
-/// them off (the split kernels): the GPU work is checked first, so a machine without one skips
-/// the CPU's 4·N² pair terms.
-#[test]
-fn nbody_rows_default_above_rows_from_equals_the_cpu() -> Result<(), TestCaseError> {
-    let gpu = gpu_or_skip!();
-    let n = cpu::ROWS_FROM + 33;
-    let nb = Nbody::new(gpu)?;
-    prop_assert!(nb.uses_rows(Method::Shared, n) && nb.uses_rows(Method::Global, n));
-    prop_assert!(!nb.uses_rows(Method::Shared, cpu::ROWS_FROM));
-    prop_assert_eq!(nb.shift_for(n), 2);
-    let (p, s0) = setup::<f32>(n, 21, false, false);
-    let mut want = s0.clone();
-    cpu::run_par(&p, &mut want, 1)?;
-    for rows in [true, false] {
-        let mut got = s0.clone();
-        Nbody::new(gpu)?.with_rows(rows).run(Method::Shared, Mode::Exact, &p, &mut got, 1)?;
-        assert_bits_eq(&format!("rows={rows} f32 positions"), &got.pos, &want.pos, |i| format!("{i}"))?;
-        assert_bits_eq(&format!("rows={rows} f32 velocities"), &got.vel, &want.vel, |i| format!("{i}"))?;
-    }
-    let (p, s0) = setup::<f64>(n, 22, false, false);
-    let (mut want, mut got) = (s0.clone(), s0.clone());
-    cpu::run_par(&p, &mut want, 1)?;
-    nb.run(Method::Global, Mode::Exact, &p, &mut got, 1)?;
-    assert_bits_eq("rows f64 positions", &got.pos, &want.pos, |i| format!("{i}"))?;
-    assert_bits_eq("rows f64 velocities", &got.vel, &want.vel, |i| format!("{i}"))
 }
 
 /// The default split at N where it changes (16 lanes from 8193), the launcher's own block, and

@@ -41,8 +41,6 @@ const SHARED_PARITY_TESTS: &[(&str, &[&str])] = &[
     ("nbody_global_gpu_equals_cpu", &["nbody_global_f32", "nbody_global_f64"]),
     ("nbody_shared_gpu_equals_cpu", &["nbody_shared_f32", "nbody_shared_f64"]),
     ("nbody_split_gpu_equals_cpu", &["nbody_split_f32", "nbody_split_f64"]),
-    ("nbody_rows_gpu_equals_cpu", &["nbody_rows_f32", "nbody_rows_f64"]),
-    ("nbody_steps_gpu_equals_cpu", &["nbody_steps_f32", "nbody_steps_f64"]),
     ("bridge_gpu_equals_cpu", &["bridge_f32", "bridge_f64"]),
     ("bridge_dims_and_pairs_gpu_equals_cpu", &["bridge_dims_f32", "bridge_dims_f64"]),
     (
@@ -119,14 +117,9 @@ const LAUNCHED_BY: &[(&[&str], &str)] = &[
             "nbody_split_f64",
             "nbody_split_f32_fast",
             "nbody_split_f64_fast",
-            "nbody_rows_f32",
-            "nbody_rows_f64",
-            "nbody_rows_f32_fast",
-            "nbody_rows_f64_fast",
         ],
         "run",
     ),
-    (&["nbody_steps_f32", "nbody_steps_f64"], "steps_on_device"),
     (&BRIDGE_KERNELS, "generate"),
     (
         &[

@@ -31,8 +31,7 @@ extern "C" fn not_loaded() -> u32 {
 
 /// Every driver function cust 0.3.2 calls (checked by the linker: a missing name is an
 /// undefined symbol at link time), plus those lockstep calls itself through `cust::sys`:
-/// `cuFuncSetAttribute`, `cuLaunchCooperativeKernel` ([`crate::kernel`]'s cooperative
-/// launch), and the graph API of [`crate::graph`] (`cuGraphCreate`,
+/// `cuFuncSetAttribute`, and the graph API of [`crate::graph`] (`cuGraphCreate`,
 /// `cuGraphAddKernelNode`, `cuGraphInstantiateWithFlags`, `cuGraphLaunch`, `cuGraphExecDestroy`,
 /// `cuGraphDestroy`).
 #[cfg(lazy_cuda)]
@@ -141,7 +140,6 @@ driver_functions![
     cuGraphNodeGetType,
     cuImportExternalMemory,
     cuInit,
-    cuLaunchCooperativeKernel,
     cuLaunchHostFunc,
     cuLaunchKernel,
     cuLinkAddData_v2,

@@ -88,61 +88,6 @@ impl<'g, A: KernelArgs> Kernel<'g, A> {
         })
     }
 
-    /// As [`Kernel::launch`] of a one-dimensional `grid` through `cuLaunchCooperativeKernel`:
-    /// the driver runs every block of the grid at once or refuses the launch (then
-    /// [`crate::Error::TooLarge`], nothing ran), which a kernel with a grid-wide barrier needs
-    /// (a block that never ran would never arrive). On the GPU's stream, in order.
-    ///
-    /// # Safety
-    /// As [`Kernel::launch`].
-    pub(crate) unsafe fn launch_cooperative(
-        &self,
-        gpu: &Gpu,
-        grid: crate::launch::Grid1d,
-        shared_bytes: u32,
-        args: A,
-    ) -> Result<()> {
-        if grid.blocks == 0 {
-            return Ok(());
-        }
-        gpu.bind()?;
-        let status = args.with_pointers(|pointers| {
-            // SAFETY: one pointer per parameter, each to a value of the parameter's type (`A`),
-            // alive for the call (the driver copies the values); the stream and function are
-            // live; the rest is the caller's contract.
-            unsafe {
-                cust::sys::cuLaunchCooperativeKernel(
-                    self.function.to_raw(),
-                    grid.blocks,
-                    1,
-                    1,
-                    grid.threads,
-                    1,
-                    1,
-                    shared_bytes,
-                    gpu.stream().as_inner(),
-                    pointers.as_ptr() as *mut *mut c_void,
-                )
-            }
-        });
-        if status == cust::sys::CUresult::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE {
-            let per_sm = self
-                .function
-                .max_active_blocks_per_multiprocessor(cust::function::BlockSize::x(grid.threads), shared_bytes as usize)
-                .map_err(crate::error::cuda("cuOccupancyMaxActiveBlocksPerMultiprocessor"))?;
-            let sms = gpu.attribute(cust::device::DeviceAttribute::MultiprocessorCount)?.max(0) as u64;
-            return Err(crate::Error::TooLarge {
-                what: "blocks of a cooperative launch (all must be resident at once)",
-                value: grid.blocks as u64,
-                max: per_sm as u64 * sms,
-            });
-        }
-        crate::error::driver("cuLaunchCooperativeKernel", status).map_err(|e| match e {
-            crate::Error::Cuda { source, .. } => crate::Error::Launch { kernel: self.name, source },
-            other => other,
-        })
-    }
-
     /// As [`Kernel::launch`], to `target`: the GPU's stream, or a graph being recorded
     /// ([`crate::graph::Recorder`]).
     ///

@@ -24,8 +24,8 @@ use lockstep_cuda_std::math::{rsqrt_approx_f32, rsqrt_approx_f64};
 use lockstep_cuda_std::prelude::*;
 use lockstep_cuda_std::warp::WarpShuffleValue;
 use lockstep_shared::nbody::{
-    ROWS_F32, ROWS_F64, Real, Rk4, V4, accel_with, accumulate_exact, accumulate_fast, combine, exact_add,
-    exact_diff_r2, exact_scale, interacts, lane_add, scale_accel, stage_position,
+    Real, Rk4, V4, accel_with, accumulate_exact, accumulate_fast, combine, exact_add, exact_diff_r2, exact_scale,
+    interacts, lane_add, scale_accel, stage_position,
 };
 
 /// Bodies per shared-memory tile at most (= the largest block size).
@@ -73,33 +73,6 @@ impl TileIo for f64 {
     }
 }
 
-/// `[f(0), …, f(R − 1)]` by a counted loop, which LLVM unrolls and keeps in registers
-/// (`core::array::from_fn` left the rows' arrays in local memory).
-#[inline(always)]
-fn each<U: Copy, const R: usize>(init: U, mut f: impl FnMut(usize) -> U) -> [U; R] {
-    let mut out = [init; R];
-    let mut r = 0;
-    while r < R {
-        out[r] = f(r);
-        r += 1;
-    }
-    out
-}
-
-/// `a[r]` by `R` selects (no dynamic index, so no local memory).
-#[inline(always)]
-fn pick<U: Copy, const R: usize>(a: &[U; R], r: usize) -> U {
-    let mut out = a[0];
-    let mut q = 1;
-    while q < R {
-        if q == r {
-            out = a[q];
-        }
-        q += 1;
-    }
-    out
-}
-
 /// A pair term.
 trait Pair<T: Real> {
     /// Whether the tile walk feeds four slots at a time to [`Pair::term4`].
@@ -108,13 +81,6 @@ trait Pair<T: Real> {
     /// unroll by itself: f32 fast terms too (four sequential terms per iteration).
     const SPLIT_GROUPED: bool = Self::GROUPED;
     fn term(acc: [T; 3], xi: V4<T>, bj: V4<T>, eps2: T) -> [T; 3];
-    /// One `j` for `R` bodies `i` (rows of the pair matrix): `acc[r] = term(acc[r], xi[r], bj)`
-    /// for each `r`, the same bits as `R` [`Pair::term`] calls (each body's own order is
-    /// untouched; the rows are independent chains).
-    #[inline(always)]
-    fn rows<const R: usize>(acc: [[T; 3]; R], xi: [V4<T>; R], bj: V4<T>, eps2: T) -> [[T; 3]; R] {
-        each([T::ZERO; 3], |r| Self::term(acc[r], xi[r], bj, eps2))
-    }
     /// Four consecutive `j` in order (same bits as four [`Pair::term`] calls).
     #[inline(always)]
     fn term4(acc: [T; 3], xi: V4<T>, b: [V4<T>; 4], eps2: T) -> [T; 3] {
@@ -159,15 +125,6 @@ impl<T: Real> Pair<T> for Exact {
         let acc = exact_add(acc, p[1].0, s[1]);
         let acc = exact_add(acc, p[2].0, s[2]);
         exact_add(acc, p[3].0, s[3])
-    }
-    /// Phase by phase over the rows, as [`Pair::term4`] over four `j`: all differences and r²,
-    /// then the square roots, the divisions, the additions (each row's own chain unchanged).
-    #[inline(always)]
-    fn rows<const R: usize>(acc: [[T; 3]; R], xi: [V4<T>; R], bj: V4<T>, eps2: T) -> [[T; 3]; R] {
-        let p: [([T; 3], T); R] = each(([T::ZERO; 3], T::ZERO), |r| exact_diff_r2(xi[r], bj, eps2));
-        let q: [T; R] = each(T::ZERO, |r| p[r].1.sqrt());
-        let s: [T; R] = each(T::ZERO, |r| exact_scale(bj.w, p[r].1, q[r]));
-        each([T::ZERO; 3], |r| exact_add(acc[r], p[r].0, s[r]))
     }
 }
 
@@ -454,128 +411,6 @@ unsafe fn split_stage<T: TileIo + WarpShuffleValue, P: Pair<T>>(
     }
 }
 
-/// Register-blocked split stage: as [`split_stage`] (`S = 2^shift` lanes per body, lane `l`
-/// walks slots `l, l + S, …` of each tile in order, the same butterflies), but every thread
-/// holds `R` bodies ("rows"), so each body loaded from the tile serves `R` pair terms. Block `b`
-/// handles the `R·G` bodies `first + b·R·G + r·G + g` (`G = blockDim.x / S` groups of lanes,
-/// group `g`, row `r < R`). Each body's pair terms, their order and the tree are those of
-/// [`split_stage`], so the bits are too; only which thread computes them changed.
-///
-/// Tiles that hold none of the block's bodies are walked without any test; a tile that holds
-/// some (at most `R·G / blockDim.x + 2` of them per block) is walked with `j = i` skipped by a
-/// select per row (the term's value is discarded, as `interacts` says).
-///
-/// # Safety
-/// As [`split_stage`].
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn rows_stage<T: TileIo + WarpShuffleValue, P: Pair<T>, const R: usize>(
-    tile: *mut V4<T>,
-    n: u32,
-    first: u32,
-    count: u32,
-    shift: u32,
-    stage: u32,
-    g: T,
-    eps2: T,
-    h: T,
-    src: *const V4<T>,
-    x: *mut V4<T>,
-    v: *mut V4<T>,
-    k: *mut V4<T>,
-    dst: *mut V4<T>,
-) {
-    let t = thread_idx_x();
-    let dim = block_dim_x();
-    let lanes = 1u32 << shift;
-    let lane = t & (lanes - 1);
-    let groups = dim >> shift;
-    let start = block_idx_x() * groups * R as u32;
-    let mine: [u32; R] = each(0, |r| start + r as u32 * groups + (t >> shift));
-    let zero = V4::new(T::ZERO, T::ZERO, T::ZERO, T::ZERO);
-    // SAFETY: read only below count, so first + mine < n.
-    let xi: [V4<T>; R] =
-        each(zero, |r| if mine[r] < count { unsafe { *src.add((first + mine[r]) as usize) } } else { zero });
-    // The block's bodies lie in `lo..hi` (global indices; none beyond `first + count` is stored).
-    let (lo, hi) = (first + start, first + start + R as u32 * groups);
-    let mut acc = [[T::ZERO; 3]; R];
-    // This thread's body of the next tile, loaded one tile ahead (as split_stage).
-    // SAFETY: read only below n.
-    let mut next = if t < n { unsafe { *src.add(t as usize) } } else { zero };
-    let mut base = 0u32;
-    let size = core::mem::size_of::<V4<T>>() as u32;
-    let stride = lanes * size;
-    let tile = shared_addr(tile);
-    while base < n {
-        if base + t < n {
-            // SAFETY: t < blockDim.x ≤ the tile's length.
-            unsafe { T::store(tile + t * size, next) };
-        }
-        sync_threads();
-        let ahead = base + dim + t;
-        if ahead < n {
-            // SAFETY: ahead < n.
-            next = unsafe { *src.add(ahead as usize) };
-        }
-        let count = if n - base < dim { n - base } else { dim };
-        let end = tile + count * size;
-        let mut q = tile + lane * size;
-        if base < hi && lo < base + count {
-            // This tile holds some of the block's bodies: the same walk, j = i's term dropped.
-            let mut j = base + lane;
-            while q < end {
-                // SAFETY: slot (q − tile)/size < count was written before the barrier.
-                let b = unsafe { T::load(q) };
-                let terms = P::rows(acc, xi, b, eps2);
-                acc = each([T::ZERO; 3], |r| if interacts(first + mine[r], j) { terms[r] } else { acc[r] });
-                q += stride;
-                j += lanes;
-            }
-        } else {
-            while q + stride < end {
-                // SAFETY: two slots below `end`, written before the barrier.
-                let (b0, b1) = unsafe { (T::load(q), T::load(q + stride)) };
-                acc = P::rows(P::rows(acc, xi, b0, eps2), xi, b1, eps2);
-                q += 2 * stride;
-            }
-            if q < end {
-                // SAFETY: as above.
-                acc = P::rows(acc, xi, unsafe { T::load(q) }, eps2);
-            }
-        }
-        sync_threads();
-        base += dim;
-    }
-    let mut m = 1u32;
-    while m < lanes {
-        let mut r = 0;
-        while r < R {
-            let a = acc[r];
-            let other = [
-                warp_shuffle_xor(u32::MAX, a[0], m),
-                warp_shuffle_xor(u32::MAX, a[1], m),
-                warp_shuffle_xor(u32::MAX, a[2], m),
-            ];
-            acc[r] = if lane & m == 0 { lane_add(a, other) } else { lane_add(other, a) };
-            r += 1;
-        }
-        m <<= 1;
-    }
-    if lane == 0 {
-        // A runtime loop over the rows (one copy of `finish`), each row's values picked by
-        // selects, so the arrays stay in registers.
-        let mut r = 0;
-        while r < R {
-            let (body, a) = (pick(&mine, r), pick(&acc, r));
-            if body < count {
-                // SAFETY: body < count, so first + body < n; forwarded.
-                unsafe { finish(body, first + body, count, stage, scale_accel(a, g), h, x, v, k, dst) };
-            }
-            r += 1;
-        }
-    }
-}
-
 macro_rules! nbody_kernels {
     ($(($global:ident, $shared:ident, $tile:ident, $t:ty, $pair:ty, $what:literal)),* $(,)?) => {$(
         #[doc = concat!("One RK4 stage, global memory, ", $what, ".")]
@@ -692,90 +527,4 @@ nbody_split_kernels!(
     (nbody_split_f64, NBODY_SPLIT_TILE_F64, f64, Exact, "f64, exact"),
     (nbody_split_f32_fast, NBODY_SPLIT_TILE_F32_FAST, f32, Fast, "f32, fast (FMA, rsqrt.approx)"),
     (nbody_split_f64_fast, NBODY_SPLIT_TILE_F64_FAST, f64, Fast, "f64, fast (FMA, rsqrt.approx; ptxas refines it)"),
-);
-
-macro_rules! nbody_rows_kernels {
-    ($(($name:ident, $tile:ident, $t:ty, $pair:ty, $rows:expr, $what:literal)),* $(,)?) => {$(
-        #[doc = concat!("One RK4 stage, pair sum split over `2^shift` lanes, each thread holding `R` bodies (register blocking; `R` = `lockstep_shared::nbody::ROWS_F32` or `ROWS_F64`), ", $what, ".")]
-        ///
-        /// The same bodies, pair terms, order and bits as the split kernel of its type and mode;
-        /// the grid has `ceil(count / (R·blockDim.x / 2^shift))` blocks.
-        ///
-        /// # Safety
-        /// As the split kernels.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $name(
-            n: u32, first: u32, count: u32, shift: u32, stage: u32, g: $t, eps2: $t, h: $t,
-            src: *const V4<$t>, x: *mut V4<$t>, v: *mut V4<$t>, k: *mut V4<$t>, dst: *mut V4<$t>,
-        ) {
-            let tile = shared_array![$tile: [V4<$t>; MAX_TILE]];
-            // SAFETY: the launcher checked every length, the aliasing rule, the shift and the block size.
-            unsafe { rows_stage::<$t, $pair, { $rows }>(tile, n, first, count, shift, stage, g, eps2, h, src, x, v, k, dst) }
-        }
-    )*};
-}
-
-nbody_rows_kernels!(
-    (nbody_rows_f32, NBODY_ROWS_TILE_F32, f32, Exact, { ROWS_F32 as usize }, "f32, exact"),
-    (nbody_rows_f64, NBODY_ROWS_TILE_F64, f64, Exact, { ROWS_F64 as usize }, "f64, exact"),
-    (nbody_rows_f32_fast, NBODY_ROWS_TILE_F32_FAST, f32, Fast, { ROWS_F32 as usize }, "f32, fast (FMA, rsqrt.approx)"),
-    (
-        nbody_rows_f64_fast,
-        NBODY_ROWS_TILE_F64_FAST,
-        f64,
-        Fast,
-        { ROWS_F64 as usize },
-        "f64, fast (FMA, rsqrt.approx; ptxas refines it)"
-    ),
-);
-
-macro_rules! nbody_steps_kernels {
-    ($(($name:ident, $tile:ident, $t:ty, $what:literal)),* $(,)?) => {$(
-        #[doc = concat!("`steps` whole RK4 steps in one launch (exact, split over `2^shift` lanes, ", $what, "): the four stage launches of the split kernel, each followed by a grid-wide barrier instead of a kernel boundary.")]
-        ///
-        /// Stage `s` reads and writes the buffers the stage launches do (stage 0 `x → a`, 1
-        /// `a → b`, 2 `b → a`, 3 `a` and `x`, `v`), with the same grid, so the same bits; the
-        /// barrier (`lockstep_cuda_std::atomic::grid_barrier`, on `bar`) makes each stage's
-        /// writes visible to the next. `a`, `b` hold `n` bodies, `k` `3n`.
-        ///
-        /// # Safety
-        /// As the split kernels for a whole system (`first = 0`, `count = n`), with `src`, `dst`
-        /// the pairs above; `bar` two `u32` used by nothing else, `bar[0] = 0`; the grid is
-        /// `ceil(n·2^shift / blockDim.x)` blocks, all resident at once (the launcher checks the
-        /// occupancy).
-        #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $name(
-            n: u32, shift: u32, steps: u32, g: $t, eps2: $t, h: $t,
-            x: *mut V4<$t>, v: *mut V4<$t>, k: *mut V4<$t>, a: *mut V4<$t>, b: *mut V4<$t>, bar: *mut u32,
-        ) {
-            let tile = shared_array![$tile: [V4<$t>; MAX_TILE]];
-            let blocks = grid_dim_x();
-            let mut step = 0;
-            while step < steps {
-                let mut stage = 0;
-                while stage < 4 {
-                    let (src, dst) = match stage {
-                        0 => (x as *const V4<$t>, a),
-                        1 => (a as *const V4<$t>, b),
-                        2 => (b as *const V4<$t>, a),
-                        _ => (a as *const V4<$t>, b),
-                    };
-                    // SAFETY: the launcher checked every length, the shift, the block size and
-                    // the grid; src is not written during this stage (table above), and the
-                    // barrier orders it after the stage that wrote it.
-                    unsafe {
-                        split_stage::<$t, Exact>(tile, n, 0, n, shift, stage, g, eps2, h, src, x, v, k, dst);
-                        lockstep_cuda_std::atomic::grid_barrier(bar, blocks);
-                    }
-                    stage += 1;
-                }
-                step += 1;
-            }
-        }
-    )*};
-}
-
-nbody_steps_kernels!(
-    (nbody_steps_f32, NBODY_STEPS_TILE_F32, f32, "f32"),
-    (nbody_steps_f64, NBODY_STEPS_TILE_F64, f64, "f64"),
 );

@@ -188,13 +188,6 @@ pub fn accel_exact<T: Real>(i: u32, xi: V4<T>, n: u32, body: impl Fn(u32) -> V4<
     accel_with(i, xi, n, body, eps2, g, accumulate_exact)
 }
 
-/// Bodies per thread ("rows") of the register-blocked kernels `nbody_rows_f32{,_fast}`: each
-/// body loaded from a tile serves this many pair terms. Which thread sums a body is no part of
-/// the summation order, so these kernels give the split kernels' bits.
-pub const ROWS_F32: u32 = 4;
-/// As [`ROWS_F32`] for `nbody_rows_f64{,_fast}` (two f64 rows: 94 registers in exact mode).
-pub const ROWS_F64: u32 = 2;
-
 /// The largest pair-sum split shift: at most `2^5 = 32` lanes (one warp) share a body.
 pub const MAX_SPLIT_SHIFT: u32 = 5;
 

@@ -40,11 +40,6 @@ enum Suite {
         /// default: `split_shift(N)`.
         #[arg(long)]
         split: Option<u32>,
-        /// Register-blocked kernels (`nbody_rows_*`, several bodies per thread) on or off for
-        /// every N; default: the launcher's pick (on above `ROWS_FROM` = 32768 bodies). The
-        /// kernel column reads `Shared/rows` where they ran.
-        #[arg(long)]
-        rows: Option<bool>,
         /// CSV of the peer's interactions/s (`n,prec,mode,rate` per line, from
         /// `bench/peers/nbody_peer.py --csv FILE`, run in the same session).
         #[arg(long)]
@@ -110,8 +105,8 @@ enum Suite {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     match args.suite {
-        Suite::Throughput { n, kernel, block, split, rows, peer, runs, record } => {
-            throughput(&n, &kernel, block, split, rows, peer, runs, record)
+        Suite::Throughput { n, kernel, block, split, peer, runs, record } => {
+            throughput(&n, &kernel, block, split, peer, runs, record)
         }
         Suite::Step { n, steps, runs, record } => step(&n, steps, runs, record),
         Suite::Grid { n, steps, cpu_budget, kernel, record } => {
@@ -189,66 +184,41 @@ fn step_ms<T: NbodyFloat>(
     Ok((graph / steps as f64, plain / steps as f64))
 }
 
-/// Milliseconds per RK4 step of `n` bodies with the persistent kernel (`steps` steps in one
-/// launch), or `None` where `nb` would not launch it (not exact, or the grid does not fit).
-fn persistent_ms<T: NbodyFloat>(
-    gpu: &Gpu,
-    nb: &Nbody<'_>,
-    mode: Mode,
-    n: usize,
-    steps: u64,
-    runs: usize,
-) -> anyhow::Result<Option<f64>> {
-    if steps < 2 || nb.persistent_grid::<T>(mode, n)?.is_none() {
-        return Ok(None);
-    }
-    let s = init::plummer(n, 1).convert::<T>();
-    let p = Params { g: T::from_f64(1.0), eps: T::from_f64(0.01), dt: T::from_f64(0.001) };
-    let mut dev = DeviceSystem::upload(gpu, &p, &s)?;
-    let t = time_gpu(gpu, 2, runs, || nb.steps_on_device(Method::Shared, mode, &p, &mut dev, steps))?;
-    Ok(Some(t.median_ms() / steps as f64))
-}
-
 fn step(ns: &[usize], steps: u64, runs: usize, record: Option<PathBuf>) -> anyhow::Result<()> {
     anyhow::ensure!(runs >= 1 && steps >= 1, "--runs and --steps must be at least 1");
     let gpu = crate::common::bench_gpu()?;
     let nb = Nbody::new(&gpu)?;
     let old = Nbody::with_block_size(&gpu, 256)?.with_split_shift(0)?;
-    let persistent = Nbody::new(&gpu)?.with_persistent(true);
     println!(
         "GPU: {}, module {}; µs per RK4 step (4 stages), median of {runs} runs of {steps} steps",
         gpu.name(),
         gpu.loaded().what
     );
     println!("pre-split = one lane per body, block 256, plain launches (main before #21 target 2)");
-    println!("persist = all steps in one launch of nbody_steps_* (exact; grid barriers between stages)");
     println!(
-        "{:>6} {:>4} {:>6} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>8}",
-        "N", "prec", "mode", "lanes", "block", "graph µs", "plain µs", "persist µs", "pre µs", "speedup"
+        "{:>6} {:>4} {:>6} {:>5} {:>6} {:>10} {:>10} {:>10} {:>8}",
+        "N", "prec", "mode", "lanes", "block", "graph µs", "plain µs", "pre µs", "speedup"
     );
     for &n in ns {
         for prec in ["f32", "f64"] {
             for mode in [Mode::Exact, Mode::Fast] {
-                let (block, (g, pl), (_, pre), per) = if prec == "f32" {
+                let (block, (g, pl), (_, pre)) = if prec == "f32" {
                     (
                         nb.block_for::<f32>(Method::Shared, mode, n)?,
                         step_ms::<f32>(&gpu, &nb, mode, n, steps, runs)?,
                         step_ms::<f32>(&gpu, &old, mode, n, steps, runs)?,
-                        persistent_ms::<f32>(&gpu, &persistent, mode, n, steps, runs)?,
                     )
                 } else {
                     (
                         nb.block_for::<f64>(Method::Shared, mode, n)?,
                         step_ms::<f64>(&gpu, &nb, mode, n, steps, runs)?,
                         step_ms::<f64>(&gpu, &old, mode, n, steps, runs)?,
-                        persistent_ms::<f64>(&gpu, &persistent, mode, n, steps, runs)?,
                     )
                 };
                 let lanes = 1u32 << nb.shift_for(n);
                 let (g, pl, pre) = (g * 1e3, pl * 1e3, pre * 1e3);
-                let per_s = per.map_or("-".to_string(), |m| format!("{:.2}", m * 1e3));
                 println!(
-                    "{n:>6} {prec:>4} {:>6} {lanes:>5} {block:>6} {g:>10.2} {pl:>10.2} {per_s:>10} {pre:>10.2} {:>7.1}×",
+                    "{n:>6} {prec:>4} {:>6} {lanes:>5} {block:>6} {g:>10.2} {pl:>10.2} {pre:>10.2} {:>7.1}×",
                     format!("{mode:?}"),
                     pre / g
                 );
@@ -267,7 +237,6 @@ fn step(ns: &[usize], steps: u64, runs: usize, record: Option<PathBuf>) -> anyho
                             "µs/step plain",
                             "µs/step pre-split",
                             "speedup",
-                            "µs/step persistent",
                         ],
                         &[
                             super::today(),
@@ -281,7 +250,6 @@ fn step(ns: &[usize], steps: u64, runs: usize, record: Option<PathBuf>) -> anyho
                             format!("{pl:.2}"),
                             format!("{pre:.2}"),
                             format!("{:.2}", pre / g),
-                            per_s.clone(),
                         ],
                     )?;
                 }
@@ -297,7 +265,6 @@ fn throughput(
     kernels: &[KernelArg],
     block: Option<u32>,
     split: Option<u32>,
-    rows: Option<bool>,
     peer: Option<PathBuf>,
     runs: usize,
     record: Option<PathBuf>,
@@ -313,10 +280,6 @@ fn throughput(
         Some(s) => nb.with_split_shift(s)?,
         None => nb,
     };
-    let nb = match rows {
-        Some(r) => nb.with_rows(r),
-        None => nb,
-    };
     let sms = gpu.attribute(cust::device::DeviceAttribute::MultiprocessorCount)?;
     let split_s = split.map_or("split_shift(N)".to_string(), |s| format!("{} lanes", 1u32 << s));
     let block_s = block.map_or("auto".to_string(), |b| b.to_string());
@@ -327,7 +290,7 @@ fn throughput(
     println!("interactions/s = N² / median time of one force evaluation (one RK4 stage; a step is four)");
     println!("bound: fp32 ≈ 2.8e12 interactions/s on H100/H200 (66.9 TFLOP/s at 20 flop per interaction)");
     println!(
-        "{:>8} {:>11} {:>4} {:>6} {:>5} {:>5} {:>12} {:>12} {:>8}",
+        "{:>8} {:>7} {:>4} {:>6} {:>5} {:>5} {:>12} {:>12} {:>8}",
         "N", "kernel", "prec", "mode", "lanes", "block", "inter./s", "peer", "vs peer"
     );
     for method in methods(kernels)? {
@@ -340,13 +303,12 @@ fn throughput(
                         (stage_rate::<f64>(&gpu, &nb, method, mode, n, runs)?, nb.block_for::<f64>(method, mode, n)?)
                     };
                     let lanes = 1u32 << nb.shift_for(n);
-                    let label =
-                        if nb.uses_rows(method, n) { format!("{method:?}/rows") } else { format!("{method:?}") };
                     let pr = peers.get(&(n, prec.to_string(), format!("{mode:?}").to_lowercase())).copied();
                     let vs = pr.map(|p| format!("{:.2}×", rate / p)).unwrap_or_else(|| "-".into());
                     let pr_s = pr.map(|p| format!("{p:.2e}")).unwrap_or_else(|| "-".into());
                     println!(
-                        "{n:>8} {label:>11} {prec:>4} {:>6} {lanes:>5} {used:>5} {rate:>12.3e} {pr_s:>12} {vs:>8}",
+                        "{n:>8} {:>7} {prec:>4} {:>6} {lanes:>5} {used:>5} {rate:>12.3e} {pr_s:>12} {vs:>8}",
+                        format!("{method:?}"),
                         format!("{mode:?}")
                     );
                     if let Some(path) = &record {
@@ -370,7 +332,7 @@ fn throughput(
                                 super::today(),
                                 gpu.name().to_string(),
                                 n.to_string(),
-                                label.clone(),
+                                format!("{method:?}"),
                                 prec.to_string(),
                                 format!("{mode:?}"),
                                 lanes.to_string(),

@@ -13,11 +13,6 @@
 //! [`Nbody::new`] picks the block from `N·S` threads and the GPU's multiprocessor count
 //! ([`auto_block`]); [`Nbody::with_block_size`] fixes it.
 //!
-//! **Rows.** Above [`ROWS_FROM`] bodies a tiled stage launches the register-blocked kernel
-//! (`nbody_rows_*`) instead: the same lanes, order and bits, each thread holding
-//! `ROWS_F32 = 4` (f32) or `ROWS_F64 = 2` (f64) bodies so that every body read from a tile
-//! serves that many pair terms. [`Nbody::with_rows`] forces it on or off.
-//!
 //! **Graphs.** A run of two or more steps between observations records [`GRAPH_STEPS`] steps
 //! (at most) into a CUDA graph once and replays it (`crate::graph`): the same launches with
 //! the same parameters, so the same bits, with a fraction of the launch gaps.
@@ -30,19 +25,13 @@ use crate::graph::{Graph, Target};
 use crate::kernel::Kernel;
 use crate::launch::{Grid1d, expect_len};
 use cust::device::DeviceAttribute;
-use cust::function::{BlockSize, FunctionAttribute};
+use cust::function::FunctionAttribute;
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DevicePointer};
-use lockstep_shared::nbody::{MAX_SPLIT_SHIFT, ROWS_F32, ROWS_F64, STAGES, split_shift};
+use lockstep_shared::nbody::{MAX_SPLIT_SHIFT, STAGES, split_shift};
 
 /// Threads per block (and bodies per tile) of the multi-rank launcher; [`Nbody::new`] picks per
 /// launch ([`auto_block`]).
 pub const DEFAULT_BLOCK: u32 = 256;
-
-/// Systems of more bodies than this launch the register-blocked kernels ([`Nbody::with_rows`]):
-/// from N = 32769 (split shift ≤ 2) a grid of `N·S/R` threads still fills an H100 with
-/// blocks (16,384+ threads for f32), while below it the split kernels' `N·S` threads are
-/// what keeps the GPU busy.
-pub const ROWS_FROM: usize = 32768;
 
 /// Steps recorded in one CUDA graph at most (a run replays it, then launches the rest plainly).
 pub const GRAPH_STEPS: u64 = 8;
@@ -82,9 +71,6 @@ pub struct DeviceSystem<T: DeviceCopy> {
     k: DeviceBuffer<T>,
     a: DeviceBuffer<T>,
     b: DeviceBuffer<T>,
-    /// The persistent kernel's grid barrier (arrival counter, generation): zero at upload, the
-    /// counter back at zero after every barrier.
-    bar: DeviceBuffer<u32>,
 }
 
 impl<T: NbodyFloat> DeviceSystem<T> {
@@ -102,7 +88,6 @@ impl<T: NbodyFloat> DeviceSystem<T> {
             k: zeros(12 * n)?,
             a: zeros(4 * n)?,
             b: zeros(4 * n)?,
-            bar: zeroed::<u32>(2)?,
         })
     }
 
@@ -169,53 +154,13 @@ pub(crate) fn split_kernel<T: NbodyFloat>(gpu: &Gpu, mode: Mode) -> Result<Split
     })
 }
 
-/// `(n, shift, steps, g, eps2, h, x, v, k, a, b, bar)`: `steps` exact RK4 steps in one launch
-/// with grid barriers between the stages (`nbody_steps_*`).
-pub(crate) type StepsKernel<'g, T> = Kernel<
-    'g,
-    (
-        u32,
-        u32,
-        u32,
-        T,
-        T,
-        T,
-        DevicePointer<T>,
-        DevicePointer<T>,
-        DevicePointer<T>,
-        DevicePointer<T>,
-        DevicePointer<T>,
-        DevicePointer<u32>,
-    ),
->;
-
-/// The register-blocked kernel of `T` and `mode` (same parameters as the split kernels).
-fn rows_kernel<T: NbodyFloat>(gpu: &Gpu, mode: Mode) -> Result<SplitStage<'_, T>> {
-    gpu.kernel(match (T::NAME, mode) {
-        ("f32", Mode::Exact) => "nbody_rows_f32",
-        ("f32", Mode::Fast) => "nbody_rows_f32_fast",
-        (_, Mode::Exact) => "nbody_rows_f64",
-        (_, Mode::Fast) => "nbody_rows_f64_fast",
-    })
-}
-
-/// Bodies per thread of `T`'s register-blocked kernels.
-fn rows_of<T: NbodyFloat>() -> u32 {
-    if T::NAME == "f32" { ROWS_F32 } else { ROWS_F64 }
-}
-
-/// The kernels of one float type: the four stage kernels, the split ones and the
-/// register-blocked ones (exact, fast), with each one's largest block (a multiple of 32) on
-/// this GPU.
+/// The kernels of one float type: the four stage kernels and the split ones (exact, fast),
+/// with each one's largest block (a multiple of 32) on this GPU.
 pub(crate) struct NbodySet<'g, T: DeviceCopy> {
     stages: Stages<'g, T>,
     split: [SplitStage<'g, T>; 2],
-    rows: [SplitStage<'g, T>; 2],
-    steps: StepsKernel<'g, T>,
     stage_max: [u32; 4],
     split_max: [u32; 2],
-    rows_max: [u32; 2],
-    steps_max: u32,
 }
 
 crate::kernel::family!(NbodyKernels: Nbody holds NbodySet { f32: f32s, f64: f64s });
@@ -236,12 +181,7 @@ impl<'g, T: NbodyFloat> NbodySet<'g, T> {
             *m = max_block(gpu, f.function())?;
         }
         let split_max = [max_block(gpu, split[0].function())?, max_block(gpu, split[1].function())?];
-        let rows = [rows_kernel::<T>(gpu, Mode::Exact)?, rows_kernel::<T>(gpu, Mode::Fast)?];
-        let rows_max = [max_block(gpu, rows[0].function())?, max_block(gpu, rows[1].function())?];
-        let steps: StepsKernel<'g, T> =
-            gpu.kernel(if T::NAME == "f32" { "nbody_steps_f32" } else { "nbody_steps_f64" })?;
-        let steps_max = max_block(gpu, steps.function())?;
-        Ok(NbodySet { stages, split, rows, steps, stage_max, split_max, rows_max, steps_max })
+        Ok(NbodySet { stages, split, stage_max, split_max })
     }
 }
 
@@ -250,9 +190,7 @@ pub struct Nbody<'g> {
     gpu: &'g Gpu,
     block: Option<u32>,
     shift: Option<u32>,
-    rows: Option<bool>,
     graphs: bool,
-    persistent: bool,
     sms: u32,
     f32s: NbodySet<'g, f32>,
     f64s: NbodySet<'g, f64>,
@@ -266,9 +204,7 @@ impl<'g> Nbody<'g> {
             gpu,
             block: None,
             shift: None,
-            rows: None,
             graphs: true,
-            persistent: false,
             sms,
             f32s: NbodySet::load(
                 gpu,
@@ -301,83 +237,6 @@ impl<'g> Nbody<'g> {
         Ok(Nbody { shift: Some(shift), ..self })
     }
 
-    /// Whether tiled stages launch the register-blocked kernels (`true`) or never (`false`),
-    /// whatever N is, instead of from [`ROWS_FROM`] bodies on: the same bits either way. For
-    /// tests and benchmarks.
-    pub fn with_rows(self, rows: bool) -> Self {
-        Nbody { rows: Some(rows), ..self }
-    }
-
-    /// Whether a stage of `n` bodies by `method` launches a register-blocked kernel: a tiled
-    /// stage (more than one lane per body, or [`Method::Shared`]) of more than [`ROWS_FROM`]
-    /// bodies, unless [`Nbody::with_rows`] fixed it.
-    pub fn uses_rows(&self, method: Method, n: usize) -> bool {
-        let tiled = method == Method::Shared || self.shift_for(n) > 0;
-        tiled && self.rows.unwrap_or(n > ROWS_FROM)
-    }
-
-    /// Whether exact multi-step runs launch the persistent kernel (`nbody_steps_*`: all the
-    /// steps in one launch, a grid barrier between stages) when its grid fits on the GPU at
-    /// once (same bits either way); else they replay graphs or launch stages. Default `false`
-    /// until the GPU benches say it wins (`lockstep bench nbody step`, column "persistent").
-    pub fn with_persistent(self, persistent: bool) -> Self {
-        Nbody { persistent, ..self }
-    }
-
-    /// The grid of the persistent kernel for `n` bodies in `mode`, when a run would launch it:
-    /// on ([`Nbody::with_persistent`]), exact mode, the tiled stage's block (the fixed one, or
-    /// [`auto_block`] clamped to this kernel's limit) and every block of the grid resident at
-    /// once (occupancy × multiprocessors: else the grid barrier could wait for a block that
-    /// never runs). `None` otherwise.
-    pub fn persistent_grid<T: NbodyFloat>(&self, mode: Mode, n: usize) -> Result<Option<Grid1d>> {
-        if !self.persistent || mode != Mode::Exact || n == 0 {
-            return Ok(None);
-        }
-        let set = T::pick(self);
-        let shift = self.shift_for(n);
-        let block = match self.block {
-            Some(b) if b > set.steps_max => return Ok(None),
-            Some(b) => b,
-            None => auto_block(n.min(u32::MAX as usize) as u32, shift, self.sms).min(set.steps_max.max(32)),
-        };
-        let grid = Grid1d::for_len((n as u64) << shift, block)?;
-        self.gpu.bind()?;
-        let per_sm = set
-            .steps
-            .function()
-            .max_active_blocks_per_multiprocessor(BlockSize::x(block), 0)
-            .map_err(cuda("cuOccupancyMaxActiveBlocksPerMultiprocessor"))?;
-        Ok((grid.blocks as u64 <= per_sm as u64 * self.sms as u64).then_some(grid))
-    }
-
-    /// Enqueues `steps` exact steps with the persistent kernel on `grid` (from
-    /// [`Nbody::persistent_grid`]), in launches of at most `u32::MAX` steps.
-    fn enqueue_persistent<T: NbodyFloat>(
-        &self,
-        p: &Params<T>,
-        dev: &DeviceSystem<T>,
-        steps: u64,
-        grid: Grid1d,
-    ) -> Result<()> {
-        let f = &T::pick(self).steps;
-        let shift = self.shift_for(dev.len());
-        let (g, eps2, h) = (p.g, p.eps2(), p.dt);
-        let (x, v, k) = (dev.x.as_device_ptr(), dev.v.as_device_ptr(), dev.k.as_device_ptr());
-        let (a, b, bar) = (dev.a.as_device_ptr(), dev.b.as_device_ptr(), dev.bar.as_device_ptr());
-        let mut left = steps;
-        while left > 0 {
-            let chunk = left.min(u32::MAX as u64) as u32;
-            // Parameters mirror `(n, shift, steps, g, eps2, h, x, v, k, a, b, bar)` of the kernels.
-            // SAFETY: x, v, a, b hold n bodies and k 3n (upload); bar is this system's two u32
-            // (runs on it serialise on the stream), its counter zero (upload, and every barrier
-            // restores it); shift ≤ 5; persistent_grid's grid, which the cooperative launch runs
-            // all at once or refuses.
-            unsafe { f.launch_cooperative(self.gpu, grid, 0, (dev.n, shift, chunk, g, eps2, h, x, v, k, a, b, bar))? };
-            left -= chunk as u64;
-        }
-        Ok(())
-    }
-
     /// Whether multi-step runs replay CUDA graphs (default `true`; same bits either way).
     pub fn with_graphs(self, graphs: bool) -> Self {
         Nbody { graphs, ..self }
@@ -394,50 +253,40 @@ impl<'g> Nbody<'g> {
     }
 
     /// The largest block size (a multiple of 32) this GPU can launch the `T` kernels of
-    /// `method`/`mode` with at every N (the method's own kernel, the split kernel of `mode` and,
-    /// unless [`Nbody::with_rows`]`(false)`, the register-blocked one): registers per thread can
-    /// make it less than 1024 (the tiled f64 kernels need more than 64, `nbody_rows_f64` 94).
-    /// [`Nbody::block_for`] checks a fixed block against the kernel it launches for that N only.
+    /// `method`/`mode` with (the method's own kernel and the split kernel of `mode`): registers
+    /// per thread can make it less than 1024 (the tiled f64 kernels need more than 64).
     pub fn max_block_size<T: NbodyFloat>(&self, method: Method, mode: Mode) -> Result<u32> {
         let set = T::pick(self);
-        let m = (mode == Mode::Fast) as usize;
-        let max = set.stage_max[kernel_index(method, mode)].min(set.split_max[m]);
-        Ok(if self.rows == Some(false) { max } else { max.min(set.rows_max[m]) })
+        Ok(set.stage_max[kernel_index(method, mode)].min(set.split_max[(mode == Mode::Fast) as usize]))
     }
 
-    /// The largest block of the kernel a stage of `n` bodies launches, and the threads that
-    /// kernel runs for them before the split (`n`, or `ceil(n / R)` for the register-blocked one).
-    fn launched<T: NbodyFloat>(&self, method: Method, mode: Mode, n: usize) -> (u32, u32) {
-        let set = T::pick(self);
-        let m = (mode == Mode::Fast) as usize;
-        let n32 = n.min(u32::MAX as usize) as u32;
-        if self.uses_rows(method, n) {
-            (set.rows_max[m], n32.div_ceil(rows_of::<T>()))
-        } else if self.shift_for(n) > 0 {
-            (set.split_max[m], n32)
-        } else {
-            (set.stage_max[kernel_index(method, mode)], n32)
-        }
-    }
-
-    /// The block a stage of `n` bodies launches with: the fixed one (refused when more than the
-    /// launched kernel's limit), else [`auto_block`] clamped to that limit.
+    /// The block a stage of `n` bodies launches with: the fixed one (refused when more than
+    /// [`Nbody::max_block_size`]), else [`auto_block`] clamped to the launched kernel's limit.
     pub fn block_for<T: NbodyFloat>(&self, method: Method, mode: Mode, n: usize) -> Result<u32> {
-        let (max, threads) = self.launched::<T>(method, mode, n);
+        let shift = self.shift_for(n);
+        let set = T::pick(self);
         match self.block {
             Some(block) => {
+                let max = self.max_block_size::<T>(method, mode)?;
                 if block > max {
                     return Err(invalid(
                         "block size",
                         format!(
-                            "{block} threads per block, but the {} {method:?} {mode:?} kernel for N = {n} runs at most {max} per block on this GPU (registers); use {max} or less",
+                            "{block} threads per block, but the {} {method:?} {mode:?} kernels run at most {max} per block on this GPU (registers); use {max} or less",
                             T::NAME
                         ),
                     ));
                 }
                 Ok(block)
             }
-            None => Ok(auto_block(threads, self.shift_for(n), self.sms).min(max.max(32))),
+            None => {
+                let max = if shift > 0 {
+                    set.split_max[(mode == Mode::Fast) as usize]
+                } else {
+                    set.stage_max[kernel_index(method, mode)]
+                };
+                Ok(auto_block(n.min(u32::MAX as usize) as u32, shift, self.sms).min(max.max(32)))
+            }
         }
     }
 
@@ -487,15 +336,7 @@ impl<'g> Nbody<'g> {
             _ => (a, b),
         };
         let set = T::pick(self);
-        if self.uses_rows(method, dev.len()) {
-            let f = &set.rows[(mode == Mode::Fast) as usize];
-            // Blocks of `block / 2^shift` groups of lanes, each group R bodies:
-            // ceil(ceil(n / R)·2^shift / block) = ceil(n / (R·block / 2^shift)) blocks.
-            let grid = Grid1d::for_len((n.div_ceil(rows_of::<T>()) as u64) << shift, block)?;
-            // SAFETY: as the split kernels below (the same parameters and conditions); the grid
-            // covers every body (R per thread, see above).
-            unsafe { f.launch_to(self.gpu, to, grid, 0, (n, 0, n, shift, stage, g, eps2, h, src, x, v, k, dst)) }
-        } else if shift == 0 {
+        if shift == 0 {
             let f = &set.stages[kernel_index(method, mode)];
             let grid = Grid1d::for_len(n as u64, block)?;
             // SAFETY: parameters mirror `(n, stage, g, eps2, h, src, x, v, k, dst)` of the kernels;
@@ -588,7 +429,7 @@ impl<'g> Nbody<'g> {
         dev: &'a DeviceSystem<T>,
         steps: u64,
     ) -> Option<RecordedSteps<'a, T>> {
-        if !self.graphs || steps < 2 || matches!(self.persistent_grid::<T>(mode, dev.len()), Ok(Some(_))) {
+        if !self.graphs || steps < 2 {
             return None;
         }
         self.record_steps(method, mode, p, dev, steps.min(GRAPH_STEPS)).ok()
@@ -604,11 +445,6 @@ impl<'g> Nbody<'g> {
         steps: u64,
         recorded: Option<&RecordedSteps<'_, T>>,
     ) -> Result<()> {
-        if steps >= 2
-            && let Some(grid) = self.persistent_grid::<T>(mode, dev.len())?
-        {
-            return self.enqueue_persistent(p, dev, steps, grid);
-        }
         let block = self.block_for::<T>(method, mode, dev.len())?;
         let mut left = steps;
         if let Some(r) = recorded {
