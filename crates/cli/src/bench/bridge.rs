@@ -67,8 +67,8 @@ pub struct Args {
     /// Only the buffer kernels' rows (Z from a buffer; no fused or normals-alone rows).
     #[arg(long)]
     buffer_only: bool,
-    /// Where a buffer row launches a staged kernel (`bridge_staged[_dims]_*`: a path count not a
-    /// multiple of a 32-byte sector's elements), time the unstaged kernel too, in the same run
+    /// Where a buffer row launches a staged kernel (`bridge_staged_dims_*`: a path count that splits
+    /// 32-byte sectors), time the unstaged kernel too, in the same run
     /// (rows marked "unstaged").
     #[arg(long)]
     unstaged: bool,
@@ -199,7 +199,7 @@ fn run_precision<T: Precision + bytemuck::Zeroable>(
     }
     // The unstaged kernels, for `--unstaged` rows where the buffer rows take the staged one.
     let plain = Bridge::with_block_size(gpu, args.block)?.with_staging(false);
-    if args.unstaged && matches!(bridge.buffer_variant(&dp, paths), Variant::BufferStaged | Variant::BufferStagedDims) {
+    if args.unstaged && matches!(bridge.buffer_variant(&dp, paths), Variant::BufferStagedDims) {
         cases.insert(
             2,
             ("bridge (Z from buffer), increments, unstaged", Variant::Buffer, Some(&z), Output::Increments, true),
@@ -211,7 +211,7 @@ fn run_precision<T: Precision + bytemuck::Zeroable>(
         let t = time_gpu(gpu, 5, args.runs, || {
             let sc = has_scratch.then_some(&mut *scratch);
             match variant {
-                Variant::Buffer | Variant::BufferDims | Variant::BufferStaged | Variant::BufferStagedDims => {
+                Variant::Buffer | Variant::BufferDims | Variant::BufferStagedDims => {
                     let zz =
                         zsrc.map(|b| &**b).ok_or(lockstep::Error::InvalidInput { what: "z", why: "missing".into() })?;
                     bridge.generate_on_device(&dp, DeviceSource::Buffer(zz), paths, output, sc, &mut out)
@@ -259,7 +259,7 @@ fn run_precision<T: Precision + bytemuck::Zeroable>(
                 ),
                 _ => String::new(),
             },
-            if matches!(launched, Variant::BufferStaged | Variant::BufferStagedDims) { "  [staged]" } else { "" }
+            if matches!(launched, Variant::BufferStagedDims) { "  [staged]" } else { "" }
         );
         rows.push(vec![
             super::today(),

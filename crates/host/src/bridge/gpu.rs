@@ -136,11 +136,9 @@ pub enum Variant {
     /// `bridge_dims_*`: normals from a buffer, `2 ≤ d ≤ 4` on the specialised path (see
     /// [`Bridge::buffer_variant`]).
     BufferDims,
-    /// `bridge_staged_*`: normals from a buffer, d = 1, results written through shared memory in
-    /// whole sectors at path counts that are not a multiple of a sector's elements
+    /// `bridge_staged_dims_*`: normals from a buffer, `2 ≤ d ≤ 4`, results written through
+    /// shared memory in whole sectors at path counts that split sectors
     /// (`LaunchShape::buffer_staged`; see [`Bridge::buffer_variant`]).
-    BufferStaged,
-    /// `bridge_staged_dims_*`: as [`Variant::BufferStaged`] for `2 ≤ d ≤ 4`.
     BufferStagedDims,
     /// `bridge_philox_*` (fused).
     Philox,
@@ -238,9 +236,7 @@ pub(crate) struct Kernels<'g, T: DeviceCopy> {
     pub(super) buffer: Kernel<'g, BufferArgs<T>>,
     /// `bridge_dims_*`.
     pub(super) dims: Kernel<'g, DimsArgs<T>>,
-    /// `bridge_staged_*` (the same parameters as `bridge_dims_*`).
-    pub(super) staged: Kernel<'g, DimsArgs<T>>,
-    /// `bridge_staged_dims_*` (the same parameters).
+    /// `bridge_staged_dims_*` (the same parameters as `bridge_dims_*`).
     pub(super) staged_dims: Kernel<'g, DimsArgs<T>>,
     /// `bridge_philox_*`.
     pub(super) philox: Kernel<'g, PhiloxArgs<T>>,
@@ -265,13 +261,12 @@ pub(crate) struct Kernels<'g, T: DeviceCopy> {
 }
 
 impl<'g, T: DeviceCopy> Kernels<'g, T> {
-    /// Looks up the thirteen kernels named, in the order of the fields, and the precision's
+    /// Looks up the twelve kernels named, in the order of the fields, and the precision's
     /// pairs kernel where it has one.
-    fn new(gpu: &'g Gpu, names: [&'static str; 13], pairs: Option<&'static str>) -> Result<Self> {
+    fn new(gpu: &'g Gpu, names: [&'static str; 12], pairs: Option<&'static str>) -> Result<Self> {
         let [
             buffer,
             dims,
-            staged,
             staged_dims,
             philox,
             sobol,
@@ -286,7 +281,6 @@ impl<'g, T: DeviceCopy> Kernels<'g, T> {
         Ok(Kernels {
             buffer: gpu.kernel(buffer)?,
             dims: gpu.kernel(dims)?,
-            staged: gpu.kernel(staged)?,
             staged_dims: gpu.kernel(staged_dims)?,
             philox: gpu.kernel(philox)?,
             sobol: gpu.kernel(sobol)?,
@@ -333,7 +327,6 @@ impl<'g> Bridge<'g> {
                 [
                     "bridge_f32",
                     "bridge_dims_f32",
-                    "bridge_staged_f32",
                     "bridge_staged_dims_f32",
                     "bridge_philox_f32",
                     "bridge_sobol_f32",
@@ -352,7 +345,6 @@ impl<'g> Bridge<'g> {
                 [
                     "bridge_f64",
                     "bridge_dims_f64",
-                    "bridge_staged_f64",
                     "bridge_staged_dims_f64",
                     "bridge_philox_f64",
                     "bridge_sobol_f64",
@@ -369,7 +361,7 @@ impl<'g> Bridge<'g> {
         })
     }
 
-    /// As this bridge, with the staged buffer kernels (`bridge_staged_*`, on by default) taken
+    /// As this bridge, with the staged buffer kernels (`bridge_staged_dims_*`, on by default) taken
     /// where `LaunchShape::buffer_staged` holds (`on`) or never (`!on`: the unstaged kernels at
     /// every path count, for comparison). The same bits either way.
     pub fn with_staging(mut self, on: bool) -> Self {
@@ -401,7 +393,6 @@ impl<'g> Bridge<'g> {
         let f = match variant {
             Variant::Buffer => k.buffer.function(),
             Variant::BufferDims => k.dims.function(),
-            Variant::BufferStaged => k.staged.function(),
             Variant::BufferStagedDims => k.staged_dims.function(),
             Variant::Philox => k.philox.function(),
             Variant::Sobol => k.sobol.function(),
@@ -429,10 +420,9 @@ impl<'g> Bridge<'g> {
 
     /// The kernel a buffer-source generation of `paths` with `plan` launches at this block size
     /// into whole allocations: where staging is on ([`Bridge::with_staging`]) and
-    /// `LaunchShape::buffer_staged` holds (a path count not a multiple of a sector's elements,
-    /// d ≤ 4 on the specialised path, the staging rows within 48 KiB; buffers not 32-byte
-    /// aligned take the unstaged kernels) [`Variant::BufferStaged`] at d = 1 and
-    /// [`Variant::BufferStagedDims`] at d = 2..=4; else [`Variant::BufferDims`] for `2 ≤ d ≤ 4`
+    /// `LaunchShape::buffer_staged` holds (d = 2..=4 on the specialised path, a path count that
+    /// splits sectors: not a multiple of 4 in f64, odd in f32; the staging rows within 48 KiB;
+    /// buffers not 32-byte aligned take the unstaged kernels) [`Variant::BufferStagedDims`]; else [`Variant::BufferDims`] for `2 ≤ d ≤ 4`
     /// on the specialised path (`LaunchShape::buffer_fast`), [`Variant::Buffer`] otherwise.
     pub fn buffer_variant<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize) -> Variant {
         self.buffer_kernel_for(&plan.shape(paths, self.block))
@@ -440,10 +430,10 @@ impl<'g> Bridge<'g> {
 
     /// The buffer kernel a launch of `shape` takes (whole allocations; [`Bridge::buffer_variant`]).
     pub(super) fn buffer_kernel_for(&self, shape: &LaunchShape) -> Variant {
-        match (self.staging && shape.buffer_staged(), shape.dims) {
-            (true, 1) => Variant::BufferStaged,
-            (true, _) => Variant::BufferStagedDims,
-            (false, _) => Self::kernel_for(shape, Variant::Buffer),
+        if self.staging && shape.buffer_staged() {
+            Variant::BufferStagedDims
+        } else {
+            Self::kernel_for(shape, Variant::Buffer)
         }
     }
 

@@ -269,28 +269,26 @@ impl<'g> Bridge<'g> {
         }
     }
 
-    /// Normals from the buffer `z`: `bridge_staged_*` (d = 1) or `bridge_staged_dims_*`
-    /// (d = 2..=4) where staging is on and `LaunchShape::buffer_staged_at` holds (a path count
-    /// not a multiple of a sector's elements, 32-byte aligned buffers), `bridge_dims_*` for `2 ≤ d ≤ 4` on the specialised
+    /// Normals from the buffer `z`: `bridge_staged_dims_*` (d = 2..=4) where staging is on and
+    /// `LaunchShape::buffer_staged_at` holds (a path count that splits sectors, 32-byte aligned
+    /// buffers), `bridge_dims_*` for `2 ≤ d ≤ 4` on the specialised
     /// path, else `bridge_*`, with one, two or four paths per thread as the shape and the
     /// buffers' alignment allow.
     fn launch_buffer<T: Precision>(&self, l: &Launch<T>, z: DevPtr<T>) -> Result<()> {
         let k = T::pick(self);
         let addrs = z.as_raw() | l.out.as_raw();
         let variant = self.buffer_kernel_for(&l.shape);
-        let staged = matches!(variant, Variant::BufferStaged | Variant::BufferStagedDims);
-        if staged && l.shape.buffer_staged_at(addrs) {
-            let kernel = if variant == Variant::BufferStaged { &k.staged } else { &k.staged_dims };
+        if variant == Variant::BufferStagedDims && l.shape.buffer_staged_at(addrs) {
             let blocks = l.shape.staged_blocks() as u64;
             let grid = Grid1d::for_len(blocks * self.block_size() as u64, self.block_size())?;
             // Stack, strategy and staging rows: ≤ 48 KiB (`buffer_staged` checked it).
             let shared_bytes = shared_u32(l.shape.staged_shared_bytes())?;
-            // The kernels: `bridge_staged[_dims]_f32/f64(coef, idx, steps, dims, slots, chol,
+            // The kernels: `bridge_staged_dims_f32/f64(coef, idx, steps, dims, slots, chol,
             // start, increments, z, out, paths)` (the list of `bridge_dims_*`, from `dims_args`),
-            // d = 1 or 2..=4 as the variant says; one validated Plan, z and out (N+1)·d·paths.
+            // d = 2..=4; one validated Plan, z and out (N+1)·d·paths.
             // SAFETY: as above; buffer_staged_at holds (checked: 32-byte aligned buffers), the
             // grid has staged_blocks blocks and the shared memory staged_shared_bytes.
-            return unsafe { kernel.launch(self.gpu(), grid, shared_bytes, l.dims_args(z)) };
+            return unsafe { k.staged_dims.launch(self.gpu(), grid, shared_bytes, l.dims_args(z)) };
         }
         let lanes = l.shape.buffer_lanes_at(addrs);
         let grid = Grid1d::for_len((l.paths as u64).div_ceil(lanes as u64), self.block_size())?;

@@ -43,8 +43,8 @@ use lockstep_shared::bridge::sobol::{
 };
 use lockstep_shared::bridge::{
     COEFS, CoefRow, EMIT_LEFT, EMIT_RIGHT, FAST_DIMS, INDICES, IndexRow, LaunchShape, MAX_DIMS, NO_SLOT, Normals,
-    PathPlan, Real, SHARED_STACK, STAGED_DIMS_PIPELINE, STAGED_ROWS_F32, STAGED_ROWS_F64, Sink, Stack, Step, Steps,
-    buffer_stack_bytes, generate_path, increment, interpolate, noise, pick, place, place2, staged_span, table_bytes,
+    PathPlan, Real, SHARED_STACK, STAGED_DIMS_PIPELINE, Sink, Stack, Step, Steps, buffer_stack_bytes, generate_path,
+    increment, interpolate, noise, pick, place, place2, staged_span, table_bytes,
 };
 
 /// Declares a kernel's dynamic shared array (`dynamic_shared!`) as a [`DynamicShared`] type of

@@ -1,18 +1,18 @@
-//! The staged buffer kernels (`bridge_staged_f32/f64`, d = 1, a path count that is not a
-//! multiple of a sector's elements; `LaunchShape::buffer_staged`): the d = 1 generator of the
-//! specialised path ([`run_d1`], the same steps and arithmetic) with its results written through
-//! shared memory so that every sector of a row's interior has one writing block
-//! (`lockstep_shared::bridge::staged_span`). Block `b` computes paths `b·own .. b·own +
-//! block·lanes` (its own and a halo of the next block's first paths); each result goes to a
-//! staging buffer of `rows` rows (`LaunchShape::staged_rows`); when the buffer is full (and at
-//! the end) the block meets at a barrier and writes each buffered row's span with whole-sector
-//! stores (16-byte `st.global.v4.f32` in f32, 8-byte stores in f64, a warp 128/256 contiguous
-//! sector-aligned bytes), while the next rows go to the other buffer. The normals are read as
-//! today (quads by their row's class, [`QuadNormals`]; one f64 per thread).
+//! The staged buffer kernels (`bridge_staged_dims_f32/f64`, d = 2..=4, a path count that is
+//! not a multiple of a sector's elements in f64 or odd in f32; `LaunchShape::buffer_staged`):
+//! the generator of the specialised path ([`run_small`], the same steps and arithmetic) with its
+//! results written through shared memory so that every sector of a row's interior has one
+//! writing block (`lockstep_shared::bridge::staged_span`). Block `b` computes paths `b·own ..
+//! b·own + block·lanes` (its own and a halo of the next block's first paths); each result goes
+//! to a staging buffer of `rows` rows (`LaunchShape::staged_rows`); at the end of each group of
+//! steps the block meets at a barrier and writes each buffered row's span with whole-sector
+//! stores (8-byte `st.global.v2.f32` for f32 pairs, 8-byte stores in f64, a warp 256
+//! contiguous sector-aligned bytes), while the next rows go to the other buffer. The normals are
+//! read as pairs ([`PairNormals`]) in f32 and one f64 per thread.
 
 use super::*;
 
-/// A lane type of the staged kernels: [`F32x4`] (four f32 paths per thread) or `f64` (one).
+/// A lane type of the staged kernels: [`F32x2`] (two f32 paths per thread) or `f64` (one).
 pub(super) trait StagedLanes: SharedIo {
     /// The buffers' element type.
     type Elem: Copy;
@@ -25,39 +25,6 @@ pub(super) trait StagedLanes: SharedIo {
     unsafe fn write_chunk(out: *mut Self::Elem, slot: u32, lo: u32, e0: u32, start: u32, end: u32);
     /// Elements per chunk of [`StagedLanes::write_chunk`] (16 bytes in f32, one f64).
     const VEC: u32;
-}
-
-impl StagedLanes for F32x4 {
-    type Elem = f32;
-    const VEC: u32 = 4;
-    #[inline(always)]
-    unsafe fn write_chunk(out: *mut f32, slot: u32, lo: u32, e0: u32, start: u32, end: u32) {
-        let at = |e: u32| slot + (e - lo) * 4;
-        if e0 >= start && e0 + 4 <= end {
-            // SAFETY: the caller's contract: e0..e0 + 4 are in out and in the staging row; e0 is
-            // a multiple of 4 and out 16-byte aligned.
-            unsafe {
-                let v = [
-                    ld_shared_f32(at(e0)),
-                    ld_shared_f32(at(e0 + 1)),
-                    ld_shared_f32(at(e0 + 2)),
-                    ld_shared_f32(at(e0 + 3)),
-                ];
-                store_global_v4_f32(out, e0, v);
-            }
-        } else {
-            // A span's end inside the chunk (a row's first or last sector): element by element.
-            let mut i = 0;
-            while i < 4 {
-                let e = e0 + i;
-                if e >= start && e < end {
-                    // SAFETY: the caller's contract, for the element e of [start, end).
-                    unsafe { store_global_f32(out, e, ld_shared_f32(at(e))) };
-                }
-                i += 1;
-            }
-        }
-    }
 }
 
 impl StagedLanes for f64 {
@@ -221,59 +188,6 @@ impl<L: StagedLanes> Sink<L> for StagedSink<L> {
     }
 }
 
-/// [`run_d1`] with the staged sink: the same steps, operands and order, the group's rows written
-/// out at the end of each group of `P` steps (and of each remaining step).
-///
-/// # Safety
-/// As [`run_d1`]; every thread of the block calls it (barriers).
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn run_d1_staged<L: StagedLanes, const P: usize>(
-    table: SharedSteps,
-    steps: usize,
-    c0: L,
-    x0: L,
-    increments: bool,
-    z: &mut impl Normals<L>,
-    stack: u32,
-    stride: u32,
-    sink: &mut StagedSink<L>,
-) {
-    let slot = |i: u32| stack + i * stride;
-    let chol = [c0];
-    // SAFETY: slot 0 exists.
-    unsafe { L::st(slot(0), x0) };
-    let full = steps / P * P;
-    let mut s = 0;
-    if full > 0 {
-        let mut next = prefetch_d1::<L, P>(&table, z, 0);
-        while s < full {
-            let cur = next;
-            if s + P < full {
-                next = prefetch_d1::<L, P>(&table, z, s + P);
-            }
-            unrolled::<P>(|j| {
-                // SAFETY: s + j < full ≤ steps.
-                step_d1(unsafe { table.step(s + j) }, pick(&cur, j), &chol, increments, slot, sink);
-            });
-            if sink.count > 0 {
-                sink.flush(); // uniform over the block
-            }
-            s += P;
-        }
-    }
-    while s < steps {
-        // SAFETY: s < steps.
-        let st = unsafe { table.step(s) };
-        let zv = z.normal(st.z);
-        step_d1(st, zv, &chol, increments, slot, sink);
-        if sink.count > 0 {
-            sink.flush(); // uniform over the block
-        }
-        s += 1;
-    }
-}
-
 /// [`run_small`] with the staged sink (`D` = 2..=4): the same steps, operands and order, the
 /// group's rows written out at the end of each group of `P` steps (and of each remaining step).
 ///
@@ -335,14 +249,14 @@ pub(super) unsafe fn run_small_staged<L: StagedLanes, const D: usize, const P: u
     }
 }
 
-/// The staged buffer kernel's body (d = 1) for lane type `L` with `P` steps of prefetch
-/// (`2·P = LaunchShape::staged_rows`): every thread of the block runs the generator (a thread
+/// The staged buffer kernels' body (`d = DIMS`, 2..=4) for lane type `L` with `P` steps of
+/// prefetch (`2·P·d = LaunchShape::staged_rows`): every thread of the block runs the generator (a thread
 /// whose first path `b·own + t·lanes` is past the path count on the last lanes that exist, its
 /// results never written: every thread meets the barriers). `normals(p)` reads the normals of the lanes
 /// starting at path `p` (a multiple of the lanes, below `paths`).
 ///
 /// # Safety
-/// As [`buffer`] with d = 1, `T = L::Elem`, `LaunchShape::staged_shared_bytes` bytes of dynamic
+/// As [`buffer`] with `d = DIMS`, `T = L::Elem`, `LaunchShape::staged_shared_bytes` bytes of dynamic
 /// shared memory and `LaunchShape::staged_blocks` blocks; when `LaunchShape::buffer_staged_at(z |
 /// out)` does not hold (checked here) nothing is written. `normals(p)` reads only elements of
 /// the rows the strategy names of paths `p .. min(p + lanes, paths)`.
@@ -410,20 +324,6 @@ pub(super) unsafe fn buffer_staged<L, const DIMS: usize, const P: usize, D: Dyna
     let mut src = normals((first + t * lanes).min((paths - 1) / lanes * lanes));
     let stack = base + t * lane;
     let stride = block * lane;
-    if DIMS == 1 {
-        // SAFETY: chol and start hold one value each (d = 1, contract).
-        let (c0, x0) = unsafe { (L::splat(*chol), L::splat(*start)) };
-        // SAFETY: the table holds `steps` rows whose slots are < slots (contract); the stack
-        // column of thread t is at stack + i·block·lane, inside the stack's bytes.
-        unsafe {
-            if increments != 0 {
-                run_d1_staged::<L, P>(table, steps as usize, c0, x0, true, &mut src, stack, stride, &mut sink)
-            } else {
-                run_d1_staged::<L, P>(table, steps as usize, c0, x0, false, &mut src, stack, stride, &mut sink)
-            }
-        };
-        return;
-    }
     let mut c = [L::ZERO; FAST_DIMS * FAST_DIMS];
     let mut x0 = [L::ZERO; FAST_DIMS];
     let mut i = 0;
@@ -445,62 +345,6 @@ pub(super) unsafe fn buffer_staged<L, const DIMS: usize, const P: usize, D: Dyna
         }
     };
 }
-
-/// The staged buffer kernels' entry points: `bridge_staged_f32` (four paths per thread, the
-/// normals as [`QuadNormals`]) and `bridge_staged_f64` (one).
-macro_rules! staged_kernel {
-    ($name:ident, $t:ty, $lanes:ty, $pf:expr, $dyn:ident, |$z:ident, $paths:ident, $p:ident| $normals:expr) => {
-        /// [`buffer_staged`] in `$t`: the bridge with normals from the buffer `z`, d = 1, its
-        /// results written through shared memory in whole sectors.
-        ///
-        /// # Safety
-        /// As [`buffer_staged`].
-        #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $name(
-            coef: *const $t,
-            idx: *const u32,
-            steps: u32,
-            dims: u32,
-            slots: u32,
-            chol: *const $t,
-            start: *const $t,
-            increments: u32,
-            $z: *const $t,
-            out: *mut $t,
-            $paths: u32,
-        ) {
-            dynamic_shared_type!($dyn);
-            // SAFETY: this kernel's contract is the body's; the normals read paths p .. p +
-            // lanes that exist (the last quad's missing paths are not read, `quad_tail`).
-            unsafe {
-                buffer_staged::<$lanes, 1, $pf, $dyn, _>(
-                    coef,
-                    idx,
-                    steps,
-                    dims,
-                    slots,
-                    chol,
-                    start,
-                    increments,
-                    $z,
-                    out,
-                    $paths,
-                    |$p| $normals,
-                )
-            }
-        }
-    };
-}
-
-// Each group's rows fit the staging rows: 2·P of them.
-const _: () = assert!(2 * PIPELINE_QUADS == STAGED_ROWS_F32 && 2 * PIPELINE_F64 == STAGED_ROWS_F64);
-
-staged_kernel!(bridge_staged_f32, f32, F32x4, PIPELINE_QUADS, BRIDGE_DYNAMIC_STAGED_F32, |z, paths, q4| {
-    QuadNormals { z, paths, q4, tail: quad_tail(paths, q4) }
-});
-staged_kernel!(bridge_staged_f64, f64, f64, PIPELINE_F64, BRIDGE_DYNAMIC_STAGED_F64, |z, paths, p| {
-    BufferNormals32 { z, paths, p }
-});
 
 /// The staged buffer kernels for `2 ≤ d ≤ 4` (`bridge_staged_dims_f32`: two f32 paths per
 /// thread as [`PairNormals`]; `bridge_staged_dims_f64`: one), one instance per d with

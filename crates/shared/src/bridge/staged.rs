@@ -1,9 +1,9 @@
-//! The staged buffer kernels' policy (`bridge_staged_f32/f64`, d = 1): at a path count that is
-//! not a multiple of a 32-byte sector's elements (8 f32, 4 f64), every row of the `[row][path]`
-//! output starts inside a sector, so a warp's or a block's slice of a row begins and ends in
-//! sectors that a neighbour writes at another time (partially written sectors; measured: a plain
-//! row copy drops from 96% to 71% of copy bandwidth at odd counts, bench/results/
-//! bridge-anypaths-predictions.md). The staged kernels give every sector of a row's interior
+//! The staged buffer kernels' policy (`bridge_staged_dims_f32/f64`, d = 2..=4): at a path count
+//! that is not a multiple of a 32-byte sector's elements (8 f32, 4 f64), every row of the
+//! `[row][path]` output starts inside a sector, so a warp's or a block's slice of a row begins
+//! and ends in sectors that a neighbour writes at another time (partially written sectors;
+//! measured: a plain row copy drops from 96% to 71% of copy bandwidth at odd counts,
+//! bench/results/bridge-anypaths-2026-11-26.md). The staged kernels give every sector of a row's interior
 //! exactly one writing block: block `b` computes the paths `b·own .. b·own + block·lanes` (its
 //! own `own` paths and a halo of the next block's first `halo` threads), keeps the values a
 //! group of steps writes in shared memory, and writes row `r`'s elements
@@ -12,19 +12,16 @@
 //! halo (at least `sector − 1` paths) covers the last sector. Only each row's first and last
 //! sector (shared with the neighbouring rows) can be partial.
 //!
-//! The kernels decide with the same [`LaunchShape`] methods as the launcher.
+//! The kernels decide with the same [`LaunchShape`] methods as the launcher. They are taken where
+//! they were measured faster (H100, 2026-11-26): f64 at d = 3 (89% of copy against 81–85%
+//! unstaged) and f32 at d = 3 with an odd count (78% against 67%); at d = 1, and for f32 counts
+//! that are even, the unstaged kernels were as fast or faster (a d = 1 staged kernel was built,
+//! measured slower at every count and removed).
 
 use super::{LaunchShape, stack_fits_shared, table_bytes};
 
 /// Bytes of a sector, the unit of a partial write.
 pub const SECTOR_BYTES: usize = 32;
-
-/// Output rows `bridge_staged_f32` stages in shared memory: twice its prefetch group of four
-/// steps (paths: two buffers of a group's four rows, used in turn; increments: one buffer of
-/// the up to eight rows a group emits).
-pub const STAGED_ROWS_F32: usize = 8;
-/// As [`STAGED_ROWS_F32`] for `bridge_staged_f64` (groups of eight steps).
-pub const STAGED_ROWS_F64: usize = 16;
 
 /// Steps per prefetch group of the staged kernels for `2 ≤ d ≤ 4` (`bridge_staged_dims_*`): a
 /// group makes up to `2·STAGED_DIMS_PIPELINE·d` rows (increments), which the staging rows hold
@@ -56,37 +53,27 @@ impl LaunchShape {
         SECTOR_BYTES / self.elem
     }
 
-    /// Paths each thread of a staged launch computes: in f32 four at d = 1 (one `F32x4`) and
-    /// two at d = 2..=4 (one `F32x2`), in f64 one.
+    /// Paths each thread of a staged launch computes: two in f32 (one `F32x2`), one in f64.
     #[inline(always)]
     pub fn staged_lanes(&self) -> usize {
-        match (self.elem, self.dims) {
-            (4, 1) => 4,
-            (4, _) => 2,
-            _ => 1,
-        }
+        if self.elem == 4 { 2 } else { 1 }
     }
 
-    /// Staging rows of a launch: at d = 1 [`STAGED_ROWS_F32`] or [`STAGED_ROWS_F64`], at d = 2..=4
-    /// `2·STAGED_DIMS_PIPELINE·d` (twice a group's rows).
+    /// Staging rows of a launch: `2·STAGED_DIMS_PIPELINE·d` (twice a group's rows).
     #[inline(always)]
     pub fn staged_rows(&self) -> usize {
-        match (self.elem, self.dims) {
-            (4, 1) => STAGED_ROWS_F32,
-            (_, 1) => STAGED_ROWS_F64,
-            (_, d) => 2 * STAGED_DIMS_PIPELINE * d,
-        }
+        2 * STAGED_DIMS_PIPELINE * self.dims
     }
 
     /// Threads of a block that only compute the next block's first paths: enough lanes for a
-    /// sector less one element, whole quads in f32 (2 threads, 8 paths; f64 3 threads).
+    /// sector less one element (f32 4 threads of pairs, f64 3 threads).
     #[inline(always)]
     pub fn staged_halo(&self) -> usize {
         (self.sector_elems() - 1).div_ceil(self.staged_lanes())
     }
 
-    /// Paths a block of a staged launch owns: `(block − halo)·lanes` (504 f32 and 125 f64 at
-    /// 128 threads), a multiple of 4 in f32, so every quad of the grid has its row's class.
+    /// Paths a block of a staged launch owns: `(block − halo)·lanes` (248 f32 and 125 f64 at
+    /// 128 threads), even in f32, so every pair of the grid starts at an even path.
     #[inline(always)]
     pub fn staged_own(&self) -> usize {
         self.block.saturating_sub(self.staged_halo()) * self.staged_lanes()
@@ -109,19 +96,23 @@ impl LaunchShape {
         stack + table_bytes(self.steps, self.elem) + rows * self.block * lane + rows * 4
     }
 
-    /// Whether a buffer launch takes a staged kernel (`bridge_staged_*` at d = 1,
-    /// `bridge_staged_dims_*` at d = 2..=4): the specialised path (`LaunchShape::buffer_fast`),
-    /// a path count that is not a multiple of a sector's elements (whole sectors per row
-    /// otherwise: the unstaged kernels stay), at d = 1 in f32 the stack of 16-byte elements
-    /// within `SHARED_STACK / 2` of them (as the quads'), more threads than the halo,
-    /// [`LaunchShape::staged_shared_bytes`] within [`STAGED_SHARED_LIMIT`], and
-    /// `rows·paths + 2^13 ≤ 2^32` (the spans' 32-bit ends).
+    /// Whether a buffer launch takes a staged kernel (`bridge_staged_dims_*`): the specialised
+    /// path (`LaunchShape::buffer_fast`) at d = 2..=4, a path count that is not a multiple of a
+    /// sector's elements in f64 and an odd one in f32 (where the staged kernels were measured
+    /// faster; whole sectors per row, or even f32 counts: the unstaged kernels stay), more
+    /// threads than the halo, [`LaunchShape::staged_shared_bytes`] within
+    /// [`STAGED_SHARED_LIMIT`], and `rows·paths + 2^13 ≤ 2^32` (the spans' 32-bit ends).
     #[inline(always)]
     pub fn buffer_staged(&self) -> bool {
-        let wide = if self.elem == 4 && self.dims == 1 { 2 } else { self.dims };
+        let split = if self.elem == 4 {
+            !self.paths.is_multiple_of(2)
+        } else {
+            !self.paths.is_multiple_of(self.sector_elems())
+        };
         self.buffer_fast()
-            && !self.paths.is_multiple_of(self.sector_elems())
-            && stack_fits_shared(self.slots, wide, self.block)
+            && self.dims >= 2
+            && split
+            && stack_fits_shared(self.slots, self.dims, self.block)
             && self.block > self.staged_halo()
             && self.staged_shared_bytes() <= STAGED_SHARED_LIMIT
             && (self.steps as u64 * self.dims as u64).saturating_mul(self.paths as u64) + (1 << 13) <= 1u64 << 32
@@ -147,40 +138,39 @@ mod tests {
 
     #[test]
     fn staged_shape_of_the_paper_problem() {
-        let f32s = sh(64, 1, 7, 128, 1_439_745, 4);
-        assert_eq!((f32s.staged_lanes(), f32s.staged_halo(), f32s.staged_own()), (4, 2, 504));
-        assert_eq!(f32s.staged_blocks(), 1_439_745usize.div_ceil(504));
-        // 7·128·16 stack + 64·64 table + 8·512·4 staging rows + 32 bytes of row numbers.
-        assert_eq!(f32s.staged_shared_bytes(), 14_336 + 4_096 + 16_384 + 32);
-        assert!(f32s.buffer_staged() && f32s.buffer_staged_at(0x7000_0000));
-        assert!(!f32s.buffer_staged_at(0x7000_0010), "a sub-slice not 32-byte aligned");
-        let f64s = sh(64, 1, 7, 128, 1_439_745, 8);
-        assert_eq!((f64s.staged_lanes(), f64s.staged_halo(), f64s.staged_own()), (1, 3, 125));
-        assert_eq!(f64s.staged_shared_bytes(), 7_168 + 6_144 + 16_384 + 64);
-        assert!(f64s.buffer_staged());
-        // Whole sectors per row: the unstaged kernels.
-        assert!(!sh(64, 1, 7, 128, 1_439_744, 4).buffer_staged());
-        assert!(!sh(64, 1, 7, 128, 1_439_752, 4).buffer_staged());
-        assert!(sh(64, 1, 7, 128, 1_439_748, 4).buffer_staged(), "4 mod 8: half the rows split sectors");
-        assert!(!sh(64, 1, 7, 128, 1_439_748, 8).buffer_staged());
-        assert!(sh(64, 1, 7, 128, 1_439_746, 8).buffer_staged());
-        // d = 3: f32 pairs (4 halo threads, 248 paths), f64 one path; 12 staging rows.
-        let d3 = sh(64, 3, 7, 128, 1001, 4);
+        // d = 1 never stages (measured slower): the unstaged kernels at any count.
+        for (paths, elem) in [(1_439_745, 4), (1_439_746, 4), (1_439_745, 8), (1_439_746, 8)] {
+            assert!(!sh(64, 1, 7, 128, paths, elem).buffer_staged(), "d = 1, {paths}, {elem}");
+        }
+        // d = 3: f32 pairs (4 halo threads, 248 paths), f64 one path (3, 125); 12 staging rows.
+        let d3 = sh(64, 3, 7, 128, 1_439_745, 4);
         assert_eq!((d3.staged_lanes(), d3.staged_halo(), d3.staged_own(), d3.staged_rows()), (2, 4, 248, 12));
+        assert_eq!(d3.staged_blocks(), 1_439_745usize.div_ceil(248));
+        // 7·3·128·8 stack + 64·64 table + 12·256·4 staging rows + 48 bytes of row numbers.
         assert_eq!(d3.staged_shared_bytes(), 21_504 + 4_096 + 12 * 1024 + 48);
-        assert!(d3.buffer_staged() && sh(64, 3, 7, 128, 1001, 8).buffer_staged());
-        assert!(sh(64, 2, 7, 128, 1001, 4).buffer_staged());
+        assert!(d3.buffer_staged() && d3.buffer_staged_at(0x7000_0000));
+        assert!(!d3.buffer_staged_at(0x7000_0010), "a sub-slice not 32-byte aligned");
+        let d3f64 = sh(64, 3, 7, 128, 1_439_745, 8);
+        assert_eq!((d3f64.staged_lanes(), d3f64.staged_halo(), d3f64.staged_own()), (1, 3, 125));
+        assert!(d3f64.buffer_staged());
+        // Whole sectors per row, or an even f32 count: the unstaged kernels.
+        assert!(!sh(64, 3, 7, 128, 1_439_744, 4).buffer_staged());
+        assert!(!sh(64, 3, 7, 128, 1_439_746, 4).buffer_staged(), "2 mod 4 in f32: unstaged");
+        assert!(!sh(64, 3, 7, 128, 1_439_748, 4).buffer_staged(), "4 mod 8 in f32: unstaged");
+        assert!(!sh(64, 3, 7, 128, 1_439_748, 8).buffer_staged());
+        assert!(sh(64, 3, 7, 128, 1_439_746, 8).buffer_staged(), "2 mod 4 in f64: staged");
+        assert!(sh(64, 2, 7, 128, 1001, 4).buffer_staged() && sh(64, 2, 7, 128, 1001, 8).buffer_staged());
         // d = 4: 28 KiB of stack + 16 staging rows pass 48 KiB; d = 5 is not on the fast path.
         assert!(!sh(64, 4, 7, 128, 1001, 4).buffer_staged());
         assert!(!sh(64, 5, 7, 32, 1001, 4).buffer_staged());
-        // Too large a block for 48 KiB, a stack too large for 16-byte elements.
-        assert!(!sh(64, 1, 7, 512, 1001, 4).buffer_staged());
-        assert!(!sh(64, 1, 17, 128, 1001, 4).buffer_staged());
-        assert!(!sh(64, 1, 7, 128, (1 << 26) - 1, 4).buffer_staged(), "rows·paths near 2^32");
+        // Too large a block for 48 KiB, a stack too large for shared memory.
+        assert!(!sh(64, 3, 7, 512, 1001, 4).buffer_staged());
+        assert!(!sh(64, 3, 17, 128, 1001, 4).buffer_staged());
+        assert!(!sh(64, 2, 7, 32, (1 << 25) - 1, 4).buffer_staged(), "rows·d·paths near 2^32");
     }
 
     /// A CPU emulation of the staged write-out (`StagedSink::flush` in the kernel crate): for
-    /// each row, block and thread, the elements its two chunks write (16-byte chunks in f32,
+    /// each row, block and thread, the elements its two chunks write (8-byte chunks in f32,
     /// elements in f64, split into elements at a span's ends), checked to be written exactly
     /// once over the grid (so two chunks per thread suffice), only from paths the block computed
     /// (and that exist), and — inside a row, away from its two end sectors — only as whole
@@ -188,7 +178,7 @@ mod tests {
     fn emulate(paths: u32, rows: u32, dims: usize, block: usize, elem: usize) {
         let shape = sh(rows as usize, dims, 7, block, paths as usize, elem);
         let (own, lanes) = (shape.staged_own() as u32, shape.staged_lanes() as u32);
-        // The kernels' chunks: 16 bytes (F32x4), 8 bytes (F32x2), one f64.
+        // The kernels' chunks: 8 bytes (F32x2), one f64.
         let (sector, vec) = (shape.sector_elems() as u32, if elem == 4 { lanes } else { 1 });
         let computed = block as u32 * lanes;
         let total = (rows * paths) as usize;
@@ -200,7 +190,7 @@ mod tests {
                 let lo = row_start + b * own;
                 let (start, end) = staged_span(row_start, paths, b, own, sector);
                 // The kernel's write-out: thread t writes chunks start/vec + t and + t + block
-                // (16-byte chunks in f32, elements in f64), element by element where a chunk
+                // (8-byte chunks in f32, elements in f64), element by element where a chunk
                 // is not inside the span.
                 for t in 0..block as u32 {
                     for c in 0..2 {
@@ -241,7 +231,7 @@ mod tests {
 
     #[test]
     fn staged_writes_cover_every_element_once_in_whole_sectors() {
-        for (elem, dims) in [(4, 1), (4, 3), (8, 1), (8, 3)] {
+        for (elem, dims) in [(4, 2), (4, 3), (8, 2), (8, 3)] {
             for block in [32, 64, 96, 128, 256] {
                 for paths in
                     (1..=70).chain([127, 128, 129, 247, 248, 249, 253, 500, 503, 504, 505, 1001, 2047, 4099, 10_007])
