@@ -126,9 +126,22 @@ pub fn generate_par_with_progress<T: Precision>(
     output: Output,
     progress: impl Fn(usize, usize) + Sync,
 ) -> Result<Vec<T>> {
+    generate_range_par(plan, source, 0, paths, output, progress)
+}
+
+/// Paths `first..first + count` on all threads, to the end: [`generate_range_par_stoppable`]
+/// with a flag that is never set.
+pub(super) fn generate_range_par<T: Precision>(
+    plan: &Plan,
+    source: Source<'_, T>,
+    first: u64,
+    count: usize,
+    output: Output,
+    progress: impl Fn(usize, usize) + Sync,
+) -> Result<Vec<T>> {
     let never = AtomicBool::new(false);
     // `never` is never set, so the generation always runs to the end.
-    generate_par_stoppable(plan, source, paths, output, progress, &never).map(Option::unwrap_or_default)
+    generate_range_par_stoppable(plan, source, first, count, output, progress, &never).map(Option::unwrap_or_default)
 }
 
 /// As [`generate_par_with_progress`], checking `stop` before each block of 4096 paths: once it

@@ -10,12 +10,11 @@
 //! This file picks the backend of a range ([`generate_range`], [`generate_range_into`]); the
 //! checks of a range ([`check_range`]) are the problem's (`problem.rs`).
 
-use super::cpu::{generate_range_par_stoppable, generate_range_seq};
+use super::cpu::{generate_range_par, generate_range_seq};
 use super::plan::{Plan, Precision};
 use super::problem::{Output, Source, check_range};
 use crate::Backend;
 use crate::error::Result;
-use std::sync::atomic::AtomicBool;
 
 /// Paths `first..first + count` (or their increments) of `plan` from `source` on `backend`:
 /// `rows·count` values, `[row][count]`, the bits a one-shot [`super::generate`] of at least
@@ -33,12 +32,7 @@ pub fn generate_range<T: Precision>(
     check_range(plan, &source, first, count)?;
     match backend {
         Backend::CpuSeq => generate_range_seq(plan, source, first, count, output),
-        Backend::Cpu => {
-            let never = AtomicBool::new(false);
-            // `never` is never set, so the generation always runs to the end.
-            generate_range_par_stoppable(plan, source, first, count, output, |_, _| {}, &never)
-                .map(Option::unwrap_or_default)
-        }
+        Backend::Cpu => generate_range_par(plan, source, first, count, output, |_, _| {}),
         #[cfg(feature = "gpu")]
         Backend::Gpu(gpu) => {
             // check_range: rows·count does not overflow.
