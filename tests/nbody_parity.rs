@@ -80,15 +80,12 @@ fn exact_case<T: NbodyFloat + lockstep_parity::Bits>(
     zero_eps: bool,
     coincide: bool,
     shift: Option<u32>,
-    narrow: bool,
 ) -> Result<(), TestCaseError> {
     let (p, s0) = setup::<T>(n, seed, zero_eps, coincide);
     let mut want = s0.clone();
     cpu_run(&p, &mut want, steps, shift)?;
     let gpu = gpu_or_skip!();
     let nb = fitting(gpu, block, method, Mode::Exact, T::NAME, shift)?;
-    // `narrow`: exact f32 splits take nbody_split_f32 instead of the wide kernel.
-    let nb = if narrow { nb.with_wide_split_max(0) } else { nb };
     let block = nb.block_size();
     let mut got = s0.clone();
     nb.run(method, Mode::Exact, &p, &mut got, steps)?;
@@ -158,27 +155,26 @@ proptest! {
     fn nbody_global_gpu_equals_cpu(n in 1usize..300, steps in 1u64..4, block in blocks(), seed: u64,
                                    zero_eps in any::<bool>(), coincide in proptest::bool::weighted(0.1), f64_ in any::<bool>()) {
         // One lane per body: the S = 1 kernel `nbody_global_*` at any N.
-        if f64_ { exact_case::<f64>(Method::Global, n, steps, block, seed, zero_eps, coincide, Some(0), false)?; }
-        else { exact_case::<f32>(Method::Global, n, steps, block, seed, zero_eps, coincide, Some(0), false)?; }
+        if f64_ { exact_case::<f64>(Method::Global, n, steps, block, seed, zero_eps, coincide, Some(0))?; }
+        else { exact_case::<f32>(Method::Global, n, steps, block, seed, zero_eps, coincide, Some(0))?; }
     }
 
     #[test]
     fn nbody_shared_gpu_equals_cpu(n in 1usize..300, steps in 1u64..4, block in blocks(), seed: u64,
                                    zero_eps in any::<bool>(), coincide in proptest::bool::weighted(0.1), f64_ in any::<bool>()) {
-        if f64_ { exact_case::<f64>(Method::Shared, n, steps, block, seed, zero_eps, coincide, Some(0), false)?; }
-        else { exact_case::<f32>(Method::Shared, n, steps, block, seed, zero_eps, coincide, Some(0), false)?; }
+        if f64_ { exact_case::<f64>(Method::Shared, n, steps, block, seed, zero_eps, coincide, Some(0))?; }
+        else { exact_case::<f32>(Method::Shared, n, steps, block, seed, zero_eps, coincide, Some(0))?; }
     }
 
     /// The split kernels `nbody_split_*`: every split 2..32 lanes forced, or the default split of
-    /// N (32 lanes at these N), from either method; exact f32 by `nbody_split_wide_f32` (the
-    /// default at these N) or, `narrow`, by `nbody_split_f32`.
+    /// N (32 lanes at these N), from either method.
     #[test]
     fn nbody_split_gpu_equals_cpu(n in 1usize..600, steps in 1u64..4, block in blocks(), seed: u64,
                                   zero_eps in any::<bool>(), coincide in proptest::bool::weighted(0.1), f64_ in any::<bool>(),
-                                  shift in proptest::option::of(1u32..=5), shared in any::<bool>(), narrow in any::<bool>()) {
+                                  shift in proptest::option::of(1u32..=5), shared in any::<bool>()) {
         let method = if shared { Method::Shared } else { Method::Global };
-        if f64_ { exact_case::<f64>(method, n, steps, block, seed, zero_eps, coincide, shift, narrow)?; }
-        else { exact_case::<f32>(method, n, steps, block, seed, zero_eps, coincide, shift, narrow)?; }
+        if f64_ { exact_case::<f64>(method, n, steps, block, seed, zero_eps, coincide, shift)?; }
+        else { exact_case::<f32>(method, n, steps, block, seed, zero_eps, coincide, shift)?; }
     }
 }
 
@@ -225,8 +221,8 @@ fn nbody_global_and_shared_agree_with_cpu_on_larger_systems() -> Result<(), Test
     for (n, block) in [(1000usize, 256u32), (2049, 128), (777, 1024)] {
         for method in [Method::Global, Method::Shared] {
             for shift in [Some(0), None] {
-                exact_case::<f32>(method, n, 2, block, n as u64, false, false, shift, false)?;
-                exact_case::<f64>(method, n, 1, block, n as u64 + 1, false, false, shift, false)?;
+                exact_case::<f32>(method, n, 2, block, n as u64, false, false, shift)?;
+                exact_case::<f64>(method, n, 1, block, n as u64 + 1, false, false, shift)?;
             }
         }
     }

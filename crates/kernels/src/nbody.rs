@@ -80,15 +80,7 @@ trait Pair<T: Real> {
     /// The same for the split kernels' strided walk, whose runtime stride ptxas does not
     /// unroll by itself: f32 fast terms too (four sequential terms per iteration).
     const SPLIT_GROUPED: bool = Self::GROUPED;
-    /// Whether the split kernels' walk feeds eight slots at a time to [`Pair::term8`] first.
-    const SPLIT_WIDE: bool = false;
     fn term(acc: [T; 3], xi: V4<T>, bj: V4<T>, eps2: T) -> [T; 3];
-    /// Eight consecutive `j` in order (same bits as eight [`Pair::term`] calls).
-    #[inline(always)]
-    fn term8(acc: [T; 3], xi: V4<T>, b: [V4<T>; 8], eps2: T) -> [T; 3] {
-        let acc = Self::term4(acc, xi, [b[0], b[1], b[2], b[3]], eps2);
-        Self::term4(acc, xi, [b[4], b[5], b[6], b[7]], eps2)
-    }
     /// Four consecutive `j` in order (same bits as four [`Pair::term`] calls).
     #[inline(always)]
     fn term4(acc: [T; 3], xi: V4<T>, b: [V4<T>; 4], eps2: T) -> [T; 3] {
@@ -101,9 +93,6 @@ trait Pair<T: Real> {
 
 struct Exact;
 struct Fast;
-/// [`Exact`] with eight pair terms in flight per lane in the split walk (`nbody_split_wide_f32`,
-/// for small systems, where a few warps per SM must hide the latency of `sqrt` and `/`).
-struct ExactWide;
 
 impl<T: Real> Pair<T> for Exact {
     /// f32 only: there the grouping keeps 48 registers (64 warps → 40 per SM at most, still
@@ -136,35 +125,6 @@ impl<T: Real> Pair<T> for Exact {
         let acc = exact_add(acc, p[1].0, s[1]);
         let acc = exact_add(acc, p[2].0, s[2]);
         exact_add(acc, p[3].0, s[3])
-    }
-}
-
-impl Pair<f32> for ExactWide {
-    const GROUPED: bool = true;
-    const SPLIT_WIDE: bool = true;
-    #[inline(always)]
-    fn term(acc: [f32; 3], xi: V4<f32>, bj: V4<f32>, eps2: f32) -> [f32; 3] {
-        accumulate_exact(acc, xi, bj, eps2)
-    }
-    #[inline(always)]
-    fn term4(acc: [f32; 3], xi: V4<f32>, b: [V4<f32>; 4], eps2: f32) -> [f32; 3] {
-        <Exact as Pair<f32>>::term4(acc, xi, b, eps2)
-    }
-    /// [`Exact::term4`]'s phases over eight `j`: all differences and r², the eight square
-    /// roots, the eight divisions, then the additions in `j` order (the same operations on the
-    /// same values, so the same bits).
-    #[inline(always)]
-    fn term8(acc: [f32; 3], xi: V4<f32>, b: [V4<f32>; 8], eps2: f32) -> [f32; 3] {
-        let p: [([f32; 3], f32); 8] = core::array::from_fn(|m| exact_diff_r2(xi, b[m], eps2));
-        let r: [f32; 8] = core::array::from_fn(|m| p[m].1.sqrt());
-        let s: [f32; 8] = core::array::from_fn(|m| exact_scale(b[m].w, p[m].1, r[m]));
-        let mut acc = acc;
-        let mut m = 0;
-        while m < 8 {
-            acc = exact_add(acc, p[m].0, s[m]);
-            m += 1;
-        }
-        acc
     }
 }
 
@@ -406,12 +366,6 @@ unsafe fn split_stage<T: TileIo + WarpShuffleValue, P: Pair<T>>(
             // Slots `lo, lo + S, …` below `hi`, in order.
             let walk = |mut acc: [T; 3], lo: u32, hi: u32| {
                 let (mut q, end) = (tile + lo * size, tile + hi * size);
-                while P::SPLIT_WIDE && q + 7 * stride < end {
-                    // SAFETY: eight slots below `end`, written before the barrier.
-                    let b: [V4<T>; 8] = core::array::from_fn(|m| unsafe { T::load(q + m as u32 * stride) });
-                    acc = P::term8(acc, xi, b, eps2);
-                    q += 8 * stride;
-                }
                 while P::SPLIT_GROUPED && q + 3 * stride < end {
                     // SAFETY: four slots below `end`, written before the barrier.
                     let b =
@@ -573,11 +527,4 @@ nbody_split_kernels!(
     (nbody_split_f64, NBODY_SPLIT_TILE_F64, f64, Exact, "f64, exact"),
     (nbody_split_f32_fast, NBODY_SPLIT_TILE_F32_FAST, f32, Fast, "f32, fast (FMA, rsqrt.approx)"),
     (nbody_split_f64_fast, NBODY_SPLIT_TILE_F64_FAST, f64, Fast, "f64, fast (FMA, rsqrt.approx; ptxas refines it)"),
-    (
-        nbody_split_wide_f32,
-        NBODY_SPLIT_TILE_WIDE_F32,
-        f32,
-        ExactWide,
-        "f32, exact, eight pair terms in flight per lane"
-    ),
 );

@@ -189,9 +189,6 @@ fn step(ns: &[usize], steps: u64, runs: usize, record: Option<PathBuf>) -> anyho
     let gpu = crate::common::bench_gpu()?;
     let nb = Nbody::new(&gpu)?;
     let old = Nbody::with_block_size(&gpu, 256)?.with_split_shift(0)?;
-    // Exact f32 with the wide split kernel forced on and off (the default takes it up to
-    // WIDE_SPLIT_MAX bodies), graphs as `nb`.
-    let (wide, narrow) = (Nbody::new(&gpu)?.with_wide_split_max(usize::MAX), Nbody::new(&gpu)?.with_wide_split_max(0));
     println!(
         "GPU: {}, module {}; µs per RK4 step (4 stages), median of {runs} runs of {steps} steps",
         gpu.name(),
@@ -199,12 +196,8 @@ fn step(ns: &[usize], steps: u64, runs: usize, record: Option<PathBuf>) -> anyho
     );
     println!("pre-split = one lane per body, block 256, plain launches (main before #21 target 2)");
     println!(
-        "wide / narrow = exact f32 with the graph, nbody_split_wide_f32 forced on / off (default: wide up to {} bodies)",
-        lockstep::nbody::WIDE_SPLIT_MAX
-    );
-    println!(
-        "{:>6} {:>4} {:>6} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}",
-        "N", "prec", "mode", "lanes", "block", "graph µs", "plain µs", "wide µs", "narrow µs", "pre µs", "speedup"
+        "{:>6} {:>4} {:>6} {:>5} {:>6} {:>10} {:>10} {:>10} {:>8}",
+        "N", "prec", "mode", "lanes", "block", "graph µs", "plain µs", "pre µs", "speedup"
     );
     for &n in ns {
         for prec in ["f32", "f64"] {
@@ -224,15 +217,8 @@ fn step(ns: &[usize], steps: u64, runs: usize, record: Option<PathBuf>) -> anyho
                 };
                 let lanes = 1u32 << nb.shift_for(n);
                 let (g, pl, pre) = (g * 1e3, pl * 1e3, pre * 1e3);
-                let (w, nw) = if prec == "f32" && mode == Mode::Exact {
-                    let w = step_ms::<f32>(&gpu, &wide, mode, n, steps, runs)?.0 * 1e3;
-                    let nw = step_ms::<f32>(&gpu, &narrow, mode, n, steps, runs)?.0 * 1e3;
-                    (format!("{w:.2}"), format!("{nw:.2}"))
-                } else {
-                    ("-".to_string(), "-".to_string())
-                };
                 println!(
-                    "{n:>6} {prec:>4} {:>6} {lanes:>5} {block:>6} {g:>10.2} {pl:>10.2} {w:>10} {nw:>10} {pre:>10.2} {:>7.1}×",
+                    "{n:>6} {prec:>4} {:>6} {lanes:>5} {block:>6} {g:>10.2} {pl:>10.2} {pre:>10.2} {:>7.1}×",
                     format!("{mode:?}"),
                     pre / g
                 );

@@ -154,20 +154,13 @@ pub(crate) fn split_kernel<T: NbodyFloat>(gpu: &Gpu, mode: Mode) -> Result<Split
     })
 }
 
-/// Exact f32 systems of up to this many bodies take `nbody_split_wide_f32` by default (eight
-/// pair terms in flight per lane: at small N a few warps per SM must hide the latency of `sqrt`
-/// and `/`; [`Nbody::with_wide_split_max`]). The same bits as `nbody_split_f32`.
-pub const WIDE_SPLIT_MAX: usize = 2048;
-
 /// The kernels of one float type: the four stage kernels and the split ones (exact, fast),
-/// with each one's largest block (a multiple of 32) on this GPU, and for f32 the wide exact
-/// split kernel with its largest block.
+/// with each one's largest block (a multiple of 32) on this GPU.
 pub(crate) struct NbodySet<'g, T: DeviceCopy> {
     stages: Stages<'g, T>,
     split: [SplitStage<'g, T>; 2],
     stage_max: [u32; 4],
     split_max: [u32; 2],
-    wide: Option<(SplitStage<'g, T>, u32)>,
 }
 
 crate::kernel::family!(NbodyKernels: Nbody holds NbodySet { f32: f32s, f64: f64s });
@@ -188,15 +181,7 @@ impl<'g, T: NbodyFloat> NbodySet<'g, T> {
             *m = max_block(gpu, f.function())?;
         }
         let split_max = [max_block(gpu, split[0].function())?, max_block(gpu, split[1].function())?];
-        let wide = match T::NAME {
-            "f32" => {
-                let k: SplitStage<'g, T> = gpu.kernel("nbody_split_wide_f32")?;
-                let max = max_block(gpu, k.function())?;
-                Some((k, max))
-            }
-            _ => None,
-        };
-        Ok(NbodySet { stages, split, stage_max, split_max, wide })
+        Ok(NbodySet { stages, split, stage_max, split_max })
     }
 }
 
@@ -206,7 +191,6 @@ pub struct Nbody<'g> {
     block: Option<u32>,
     shift: Option<u32>,
     graphs: bool,
-    wide_max: usize,
     sms: u32,
     f32s: NbodySet<'g, f32>,
     f64s: NbodySet<'g, f64>,
@@ -221,7 +205,6 @@ impl<'g> Nbody<'g> {
             block: None,
             shift: None,
             graphs: true,
-            wide_max: WIDE_SPLIT_MAX,
             sms,
             f32s: NbodySet::load(
                 gpu,
@@ -252,12 +235,6 @@ impl<'g> Nbody<'g> {
             ));
         }
         Ok(Nbody { shift: Some(shift), ..self })
-    }
-
-    /// Exact f32 systems of up to `n` bodies take the wide split kernel (default
-    /// [`WIDE_SPLIT_MAX`]; 0: never; same bits either way). For benchmarks of each kernel.
-    pub fn with_wide_split_max(self, n: usize) -> Self {
-        Nbody { wide_max: n, ..self }
     }
 
     /// Whether multi-step runs replay CUDA graphs (default `true`; same bits either way).
@@ -368,13 +345,10 @@ impl<'g> Nbody<'g> {
             // limit ≤ 1024 = the tile limit (block_for); stage < 4 was checked.
             unsafe { f.launch_to(self.gpu, to, grid, 0, (n, stage, g, eps2, h, src, x, v, k, dst)) }
         } else {
-            let f = match &set.wide {
-                Some((wide, max)) if mode == Mode::Exact && n as usize <= self.wide_max && block <= *max => wide,
-                _ => &set.split[(mode == Mode::Fast) as usize],
-            };
+            let f = &set.split[(mode == Mode::Fast) as usize];
             let grid = Grid1d::for_len((n as u64) << shift, block)?;
             // SAFETY: parameters mirror `(n, first, count, shift, stage, g, eps2, h, src, x, v,
-            // k, dst)` of the split kernels (the wide one has the same list), a whole system (first = 0, count = n); buffers as
+            // k, dst)` of the split kernels, a whole system (first = 0, count = n); buffers as
             // above; shift ≤ 5 (split_shift, with_split_shift); the block is a multiple of 32 up
             // to the kernel's limit ≤ 1024 (block_for), so ≥ 2^shift; stage < 4 was checked.
             unsafe { f.launch_to(self.gpu, to, grid, 0, (n, 0, n, shift, stage, g, eps2, h, src, x, v, k, dst)) }

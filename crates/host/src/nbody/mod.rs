@@ -15,10 +15,7 @@ mod resume;
 pub use checkpoint::{Checkpoint, FAMILY, Recording, identity};
 pub use cpu::{energy, init, momentum, run_par, run_seq, run_seq_split, step_par, step_seq};
 #[cfg(feature = "gpu")]
-pub use gpu::{
-    DEFAULT_BLOCK, DeviceSystem, GRAPH_STEPS, Nbody, RecordedSteps, WIDE_SPLIT_MAX, auto_block, device_bytes,
-    ensure_fits,
-};
+pub use gpu::{DEFAULT_BLOCK, DeviceSystem, GRAPH_STEPS, Nbody, RecordedSteps, auto_block, device_bytes, ensure_fits};
 pub use lockstep_shared::nbody::{MAX_SPLIT_SHIFT, split_shift};
 pub use problem::{MAX_BODIES, Method, Mode, NbodyFloat, Params, System, validate, validate_params};
 pub use resume::{Ended, Segments, run_resumable};
