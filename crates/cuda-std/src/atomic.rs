@@ -195,3 +195,38 @@ pub unsafe fn shared_red_add_u32(ptr: *mut u32, value: u32) {
              p = in(reg64) ptr, v = in(reg32) value, options(nostack))
     };
 }
+
+/// Grid-wide barrier from an arrival counter and a generation word (`bar[0]`, `bar[1]`; the
+/// counter zero at launch, the generation any value): every block's threads wait until every
+/// block of the grid arrived, and each block's writes before it are visible to every thread
+/// after it (thread 0 of each block fences on both sides of the arrival; the block barriers
+/// carry that to the other threads). The counter is back at zero after each barrier, so the
+/// next launch may reuse `bar` as it is. Correct only when every block of the grid is resident
+/// at once, which the launcher must check against the occupancy (a block that never runs
+/// never arrives, and the others spin forever).
+///
+/// # Safety
+/// `bar` points to two `u32` in global memory that nothing else uses during the launch; every
+/// thread of every block calls it the same number of times; all blocks are co-resident.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub unsafe fn grid_barrier(bar: *mut u32, blocks: u32) {
+    crate::thread::sync_threads();
+    if crate::thread::thread_idx_x() == 0 {
+        // SAFETY: bar[0..2] are valid (contract); every access to them is atomic or volatile.
+        unsafe {
+            let generation = bar.add(1);
+            let seen = load_volatile_u32(generation);
+            threadfence();
+            if atomic_add(bar, 1u32) == blocks - 1 {
+                atomic_cas(bar, blocks, 0u32);
+                threadfence();
+                atomic_add(generation, 1u32);
+            } else {
+                while load_volatile_u32(generation) == seen {}
+            }
+            threadfence();
+        }
+    }
+    crate::thread::sync_threads();
+}

@@ -122,35 +122,6 @@ pub(super) unsafe fn step_impl<const S2: bool>(params: MgParams, b: MgBuffers, k
     }
 }
 
-/// Grid-wide barrier from an arrival counter and a generation flag (`bar[0]`, `bar[1]`, both
-/// zero at launch). Correct only when every block of the grid is resident at once, which the
-/// launcher checks against the occupancy before launching.
-///
-/// # Safety
-/// `bar` points to two `u32` in global memory used by nothing else; every thread of every
-/// block calls it the same number of times.
-#[inline(always)]
-pub(super) unsafe fn grid_barrier(bar: *mut u32, blocks: u32) {
-    sync_threads();
-    if thread_idx_x() == 0 {
-        // SAFETY: bar[0..2] are valid (contract); all accesses are atomic or volatile.
-        unsafe {
-            let generation = bar.add(1);
-            let seen = load_volatile_u32(generation);
-            threadfence();
-            if atomic_add(bar, 1u32) == blocks - 1 {
-                atomic_cas(bar, blocks, 0u32);
-                threadfence();
-                atomic_add(generation, 1u32);
-            } else {
-                while load_volatile_u32(generation) == seen {}
-            }
-            threadfence();
-        }
-    }
-    sync_threads();
-}
-
 /// A whole distributed game in one persistent kernel: tables, then passes `0..=p` with a
 /// grid-wide barrier after each (the pass's votes complete before anyone reads them).
 /// `bar` is two zeroed `u32`.

@@ -4,7 +4,7 @@
 //! a group at a time (groups `g = thread, thread + threads, …`), so a group's draws stay in
 //! order whatever the grid.
 
-use lockstep_cuda_std::atomic::{load_volatile_u32, threadfence};
+use lockstep_cuda_std::atomic::grid_barrier;
 use lockstep_cuda_std::memory::{load_global_i16, load_global_u32, store_global_i16};
 use lockstep_cuda_std::prelude::*;
 use lockstep_cuda_std::thread::grid_size_1d;
