@@ -37,33 +37,25 @@ pub trait Real:
     fn mul_add(self, a: Self, b: Self) -> Self;
 }
 
-impl Real for f32 {
-    const ZERO: Self = 0.0;
-    const TWO: Self = 2.0;
-    const SIX: Self = 6.0;
-    #[inline(always)]
-    fn sqrt(self) -> Self {
-        crate::fmath::f32::sqrt(self)
-    }
-    #[inline(always)]
-    fn mul_add(self, a: Self, b: Self) -> Self {
-        crate::fmath::f32::mul_add(self, a, b)
-    }
+/// `Real` for one float type: its constants, and `sqrt`/`mul_add` from [`crate::fmath`].
+macro_rules! real {
+    ($($t:ident),*) => {$(
+        impl Real for $t {
+            const ZERO: Self = 0.0;
+            const TWO: Self = 2.0;
+            const SIX: Self = 6.0;
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                crate::fmath::$t::sqrt(self)
+            }
+            #[inline(always)]
+            fn mul_add(self, a: Self, b: Self) -> Self {
+                crate::fmath::$t::mul_add(self, a, b)
+            }
+        }
+    )*};
 }
-
-impl Real for f64 {
-    const ZERO: Self = 0.0;
-    const TWO: Self = 2.0;
-    const SIX: Self = 6.0;
-    #[inline(always)]
-    fn sqrt(self) -> Self {
-        crate::fmath::f64::sqrt(self)
-    }
-    #[inline(always)]
-    fn mul_add(self, a: Self, b: Self) -> Self {
-        crate::fmath::f64::mul_add(self, a, b)
-    }
-}
+real!(f32, f64);
 
 /// Four components, 16-byte aligned so the GPU loads a body in one or two vector loads.
 /// Positions carry the mass in `w`; velocities and accelerations have `w = 0`.
