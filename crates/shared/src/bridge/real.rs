@@ -65,71 +65,46 @@ const fn f64_in(bits: u64, e: u32) -> bool {
     mag.wrapping_sub(lo) <= hi - lo
 }
 
-impl Real for f32 {
-    const ZERO: f32 = 0.0;
-    const NAN: f32 = f32::NAN;
-    #[inline(always)]
-    fn from_f64(x: f64) -> f32 {
-        x as f32
-    }
-    #[inline(always)]
-    fn normal_from_bits(w: u32) -> f32 {
-        normal::normal_f32_from_bits(w)
-    }
-    #[inline(always)]
-    fn box_muller(w0: u32, w1: u32) -> (f32, f32) {
-        super::boxmuller::pair_f32(w0, w1)
-    }
-    #[inline(always)]
-    fn fma(self, b: f32, c: f32) -> f32 {
-        crate::fmath::f32::mul_add(self, b, c)
-    }
-    #[inline(always)]
-    fn neg(self) -> f32 {
-        -self
-    }
-    #[inline(always)]
-    fn quotient_in_range(self) -> bool {
-        f32_in(self.to_bits(), F32_QUOTIENT_EXP)
-    }
-    #[inline(always)]
-    fn divisor_in_range(self) -> bool {
-        f32_in(self.to_bits(), F32_DIVISOR_EXP)
-    }
+/// `Real` for one float type: `$normal` and `$pair` its normals, `$within` its range test
+/// with the exponent bounds of [`quotient`] and [`reciprocal`].
+macro_rules! real {
+    ($t:ident: $normal:path, $pair:path, $within:ident($quotient_exp:ident, $divisor_exp:ident)) => {
+        impl Real for $t {
+            const ZERO: $t = 0.0;
+            const NAN: $t = $t::NAN;
+            #[inline(always)]
+            fn from_f64(x: f64) -> $t {
+                x as $t
+            }
+            #[inline(always)]
+            fn normal_from_bits(w: u32) -> $t {
+                $normal(w)
+            }
+            #[inline(always)]
+            fn box_muller(w0: u32, w1: u32) -> ($t, $t) {
+                $pair(w0, w1)
+            }
+            #[inline(always)]
+            fn fma(self, b: $t, c: $t) -> $t {
+                crate::fmath::$t::mul_add(self, b, c)
+            }
+            #[inline(always)]
+            fn neg(self) -> $t {
+                -self
+            }
+            #[inline(always)]
+            fn quotient_in_range(self) -> bool {
+                $within(self.to_bits(), $quotient_exp)
+            }
+            #[inline(always)]
+            fn divisor_in_range(self) -> bool {
+                $within(self.to_bits(), $divisor_exp)
+            }
+        }
+    };
 }
-
-impl Real for f64 {
-    const ZERO: f64 = 0.0;
-    const NAN: f64 = f64::NAN;
-    #[inline(always)]
-    fn from_f64(x: f64) -> f64 {
-        x
-    }
-    #[inline(always)]
-    fn normal_from_bits(w: u32) -> f64 {
-        normal::normal_from_bits(w)
-    }
-    #[inline(always)]
-    fn box_muller(w0: u32, w1: u32) -> (f64, f64) {
-        super::boxmuller::pair_f64(w0, w1)
-    }
-    #[inline(always)]
-    fn fma(self, b: f64, c: f64) -> f64 {
-        crate::fmath::f64::mul_add(self, b, c)
-    }
-    #[inline(always)]
-    fn neg(self) -> f64 {
-        -self
-    }
-    #[inline(always)]
-    fn quotient_in_range(self) -> bool {
-        f64_in(self.to_bits(), F64_QUOTIENT_EXP)
-    }
-    #[inline(always)]
-    fn divisor_in_range(self) -> bool {
-        f64_in(self.to_bits(), F64_DIVISOR_EXP)
-    }
-}
+real!(f32: normal::normal_f32_from_bits, super::boxmuller::pair_f32, f32_in(F32_QUOTIENT_EXP, F32_DIVISOR_EXP));
+real!(f64: normal::normal_from_bits, super::boxmuller::pair_f64, f64_in(F64_QUOTIENT_EXP, F64_DIVISOR_EXP));
 
 /// The weights of eq. 5 for θ between ℓ and r (f64, computed once on the host):
 /// `(wl, wr, sd)`. For the first point (`X_T`), the host uses `(1, 0, sqrt(T − t0))`.
@@ -238,7 +213,6 @@ pub fn place2<T: Copy, const D: usize, const P: usize>(a: &mut [[T; D]; P], j: u
         jj += 1;
     }
 }
-
 /// Component `k` of `C·Z` for the lower-triangular `c` (row-major `d × d`):
 /// `Σ_{m ≤ k} c[k·d + m]·z[m]`, left to right, starting from the first product.
 #[inline(always)]
