@@ -74,5 +74,6 @@ pub mod mg;
 pub mod nbody;
 pub mod predicate;
 pub mod reduce;
+pub mod select;
 pub mod special;
 pub mod xsadd;
