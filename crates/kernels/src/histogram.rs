@@ -88,6 +88,27 @@ fn tally_dropped(d: &mut [u64; 3], code: u32) {
     }
 }
 
+/// The weights `w[i]` as a closure (1 for every `i` when `w` is null: unit weights).
+///
+/// # Safety
+/// `w` is null or holds `n` weights, and the closure is called with `i < n` only.
+#[inline(always)]
+unsafe fn weights(w: *const f64) -> impl Fn(u64) -> f64 {
+    // SAFETY: i < n (the caller's contract).
+    move |i| if w.is_null() { 1.0 } else { unsafe { *w.add(i as usize) } }
+}
+
+/// [`weights`] in fixed point: `to_fixed(w[i], frac_bits)` as `u64` bits.
+///
+/// # Safety
+/// As [`weights`].
+#[inline(always)]
+unsafe fn fixed_weights(w: *const f64, frac_bits: u32) -> impl Fn(u64) -> u64 {
+    // SAFETY: forwarded.
+    let weight = unsafe { weights(w) };
+    move |i| to_fixed(weight(i), frac_bits) as u64
+}
+
 /// Grid-stride histogram into global counters. The loop is block-uniform (every thread of a
 /// block makes the same number of trips) so the block method's barriers are safe.
 ///
@@ -219,8 +240,8 @@ pub unsafe extern "ptx-kernel" fn histogram_f64(
     counts: *mut f64,
     dropped: *mut u64,
 ) {
-    // SAFETY: i < n when called.
-    let weight = |i: u64| if w.is_null() { 1.0 } else { unsafe { *w.add(i as usize) } };
+    // SAFETY: `w` is null or holds n weights (launch contract); the bodies read i < n only.
+    let weight = unsafe { weights(w) };
     let special = |p: *mut f64, v: f64| match method {
         via::CAS => {
             // SAFETY: p is a counter.
@@ -253,11 +274,8 @@ pub unsafe extern "ptx-kernel" fn histogram_fixed(
     counts: *mut u64,
     dropped: *mut u64,
 ) {
-    let f = bins.frac_bits;
-    // SAFETY: i < n when called.
-    let weight = |i: u64| to_fixed(if w.is_null() { 1.0 } else { unsafe { *w.add(i as usize) } }, f) as u64;
-    // SAFETY: forwarded launch contract.
-    unsafe { hist_global(&bins, method, n, x, weight, counts, dropped, |_, _| false) }
+    // SAFETY: forwarded launch contract (`w` null or n weights; the bodies read i < n only).
+    unsafe { hist_global(&bins, method, n, x, fixed_weights(w, bins.frac_bits), counts, dropped, |_, _| false) }
 }
 
 /// Privatised histogram: per-block counters `S` in shared memory filled with warp-aggregated
@@ -441,10 +459,8 @@ pub unsafe extern "ptx-kernel" fn histogram_private_f64(
     counts: *mut f64,
     dropped: *mut u64,
 ) {
-    // SAFETY: i < n when called.
-    let weight = |i: u64| if w.is_null() { 1.0 } else { unsafe { *w.add(i as usize) } };
-    // SAFETY: forwarded launch contract.
-    unsafe { hist_private::<f64, f64>(&bins, n, x, false, weight, counts, dropped) }
+    // SAFETY: as in histogram_fixed.
+    unsafe { hist_private::<f64, f64>(&bins, n, x, false, weights(w), counts, dropped) }
 }
 
 /// Privatised deterministic (fixed-point) weighted histogram.
@@ -460,11 +476,8 @@ pub unsafe extern "ptx-kernel" fn histogram_private_fixed(
     counts: *mut u64,
     dropped: *mut u64,
 ) {
-    let f = bins.frac_bits;
-    // SAFETY: i < n when called.
-    let weight = |i: u64| to_fixed(if w.is_null() { 1.0 } else { unsafe { *w.add(i as usize) } }, f) as u64;
-    // SAFETY: forwarded launch contract.
-    unsafe { hist_private::<u64, u64>(&bins, n, x, false, weight, counts, dropped) }
+    // SAFETY: as in histogram_fixed.
+    unsafe { hist_private::<u64, u64>(&bins, n, x, false, fixed_weights(w, bins.frac_bits), counts, dropped) }
 }
 
 /// Wide count histogram: every bin of the block as a 16-bit counter in dynamic shared memory
