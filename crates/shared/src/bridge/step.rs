@@ -74,23 +74,9 @@ impl<T: Real> Step<T> {
     /// Step `s` of the flat tables (`COEFS` coefficients and `INDICES` indices per step).
     #[inline(always)]
     pub fn load(coef: &[T], idx: &[u32], s: usize) -> Step<T> {
-        let c = &coef[s * COEFS..s * COEFS + COEFS];
-        let i = &idx[s * INDICES..s * INDICES + INDICES];
-        Step {
-            wl: c[0],
-            wr: c[1],
-            sd: c[2],
-            dt_left: c[3],
-            dt_right: c[4],
-            recip_left: c[5],
-            recip_right: c[6],
-            left: i[0],
-            right: i[1],
-            store: i[2],
-            z: i[3],
-            out: i[4],
-            flags: i[5],
-        }
+        let c = CoefRow(core::array::from_fn(|k| coef[s * COEFS + k]));
+        let i = IndexRow(core::array::from_fn(|k| idx[s * INDICES + k]));
+        Self::from_rows(&c, &i)
     }
 
     /// The step's coefficients in table order (the inverse of [`Step::load`]).
