@@ -22,6 +22,7 @@
 //! Accuracy against a 50-digit evaluation of the same map (`tests/boxmuller_reference.rs`,
 //! `tests/data/boxmuller_mp.txt`) is stated there in ulps of the result.
 
+use super::normal::horner;
 use crate::fmath;
 
 /// `sin(g·π/2)/g` as a polynomial in `g²` (f64).
@@ -78,24 +79,14 @@ fn place<T: Copy + core::ops::Neg<Output = T>>(q: u32, folded: bool, c: T, s: T)
 /// The Box–Muller pair of `(w0, w1)` in f64: `(r·cos θ, r·sin θ)`.
 #[inline(always)]
 pub fn pair_f64(w0: u32, w1: u32) -> (f64, f64) {
-    use fmath::f64::{mul_add, sqrt};
+    use fmath::f64::sqrt;
     let u = (w0 as f64 + 0.5) * (1.0 / 4_294_967_296.0);
     let r = sqrt(-2.0 * super::normal::ln_f64(u));
     let (q, n, folded) = reduce_angle(w1);
     let g = n as f64 * (1.0 / 1_073_741_824.0);
     let g2 = g * g;
-    let mut s = S64[8];
-    let mut i = 8;
-    while i > 0 {
-        i -= 1;
-        s = mul_add(s, g2, S64[i]);
-    }
-    let mut c = C64[9];
-    let mut i = 9;
-    while i > 0 {
-        i -= 1;
-        c = mul_add(c, g2, C64[i]);
-    }
+    let s = horner(&S64, g2);
+    let c = horner(&C64, g2);
     let (c, s) = place(q, folded, c, s * g);
     (r * c, r * s)
 }
@@ -128,23 +119,13 @@ fn ln_u_f32(w0: u32) -> f32 {
 /// f64 pair rounded).
 #[inline(always)]
 pub fn pair_f32(w0: u32, w1: u32) -> (f32, f32) {
-    use fmath::f32::{mul_add, sqrt};
+    use fmath::f32::sqrt;
     let r = sqrt(-2.0 * ln_u_f32(w0));
     let (q, n, folded) = reduce_angle(w1);
     let g = n as f32 * (1.0 / 1_073_741_824.0);
     let g2 = g * g;
-    let mut s = S32[4];
-    let mut i = 4;
-    while i > 0 {
-        i -= 1;
-        s = mul_add(s, g2, S32[i]);
-    }
-    let mut c = C32[5];
-    let mut i = 5;
-    while i > 0 {
-        i -= 1;
-        c = mul_add(c, g2, C32[i]);
-    }
+    let s = horner(&S32, g2);
+    let c = horner(&C32, g2);
     let (c, s) = place(q, folded, c, s * g);
     (r * c, r * s)
 }

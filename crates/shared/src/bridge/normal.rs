@@ -27,6 +27,8 @@
 //! normals for the same word (the f32 ones are not the f64 ones rounded); each is bit-identical
 //! on the GPU and the CPU.
 
+use super::Real;
+
 const A: [f64; 6] = [
     -3.969683028665376e+01,
     2.209460984245205e+02,
@@ -118,11 +120,7 @@ pub fn normal_from_bits(w: u32) -> f64 {
     let a = ((m << 1) | 1) as f64; // 2^32·2u, exact
     let v = -ln_f64(a * (1.0 / 2_147_483_648.0) * (1.0 - a * (1.0 / 8_589_934_592.0)));
     let x = (!(m << 1)) as f64 * (1.0 / 4_294_967_296.0); // 1 − 2u, exact
-    let p = if v < F64_V1 {
-        horner_f64(&F64_P1, v - F64_C1)
-    } else {
-        horner_f64(&F64_P2, crate::fmath::f64::sqrt(v) - F64_C2)
-    };
+    let p = if v < F64_V1 { horner(&F64_P1, v - F64_C1) } else { horner(&F64_P2, crate::fmath::f64::sqrt(v) - F64_C2) };
     let z = -(x * p);
     if neg { -z } else { z }
 }
@@ -139,11 +137,7 @@ pub fn normal_f32_from_bits(w: u32) -> f32 {
     let a = ((m << 1) | 1) as f32; // 2^32·2u, rounded to 24 bits
     let v = -ln_f32(a * (1.0 / 2_147_483_648.0) * (1.0 - a * (1.0 / 8_589_934_592.0)));
     let x = (!(m << 1)) as f32 * (1.0 / 4_294_967_296.0); // 1 − 2u, rounded
-    let p = if v < F32_V1 {
-        horner_f32(&F32_P1, v - F32_C1)
-    } else {
-        horner_f32(&F32_P2, crate::fmath::f32::sqrt(v) - F32_C2)
-    };
+    let p = if v < F32_V1 { horner(&F32_P1, v - F32_C1) } else { horner(&F32_P2, crate::fmath::f32::sqrt(v) - F32_C2) };
     let z = -(x * p);
     if neg { -z } else { z }
 }
@@ -166,7 +160,7 @@ pub fn ln_f32(y: f32) -> f32 {
 /// for callers that have `1 + t` without rounding it (the Box–Muller radius near `u = 1`).
 #[inline(always)]
 pub fn ln_f32_parts(k: f32, t: f32) -> f32 {
-    let r = horner_f32(&LN_F32_R, t - LN_F32_C);
+    let r = horner(&LN_F32_R, t - LN_F32_C);
     crate::fmath::f32::mul_add(k, core::f32::consts::LN_2, crate::fmath::f32::mul_add(t * t, r, t))
 }
 
@@ -183,7 +177,7 @@ pub fn ln_f64(y: f64) -> f64 {
     let k = (bits.wrapping_sub(0x3fe6_a09e_667f_3bcd) as i64) >> 52;
     let f = f64::from_bits(bits.wrapping_sub((k as u64) << 52));
     let t = f - 1.0;
-    let r = horner_f64(&LN_F64_R, t - LN_F64_C);
+    let r = horner(&LN_F64_R, t - LN_F64_C);
     let k = k as f64;
     mul_add(k, LN2_HI, mul_add(k, LN2_LO, mul_add(t * t, r, t)))
 }
@@ -205,24 +199,12 @@ pub const FMA_PER_NORMAL_F32: usize = F32_P1.len() - 1 + F32_P2.len() - 1 + LN_F
 
 /// `c[0] + t·(c[1] + t·(…))` with one fused multiply-add per coefficient.
 #[inline(always)]
-fn horner_f64<const N: usize>(c: &[f64; N], t: f64) -> f64 {
+pub(super) fn horner<T: Real, const N: usize>(c: &[T; N], t: T) -> T {
     let mut p = c[N - 1];
     let mut i = N - 1;
     while i > 0 {
         i -= 1;
-        p = crate::fmath::f64::mul_add(p, t, c[i]);
-    }
-    p
-}
-
-/// `c[0] + t·(c[1] + t·(…))` with one fused multiply-add per coefficient.
-#[inline(always)]
-fn horner_f32<const N: usize>(c: &[f32; N], t: f32) -> f32 {
-    let mut p = c[N - 1];
-    let mut i = N - 1;
-    while i > 0 {
-        i -= 1;
-        p = crate::fmath::f32::mul_add(p, t, c[i]);
+        p = p.fma(t, c[i]);
     }
     p
 }
