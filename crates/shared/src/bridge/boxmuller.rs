@@ -22,6 +22,7 @@
 //! Accuracy against a 50-digit evaluation of the same map (`tests/boxmuller_reference.rs`,
 //! `tests/data/boxmuller_mp.txt`) is stated there in ulps of the result.
 
+use super::Real;
 use super::normal::horner;
 use crate::fmath;
 
@@ -76,6 +77,25 @@ fn place<T: Copy + core::ops::Neg<Output = T>>(q: u32, folded: bool, c: T, s: T)
     (c, s)
 }
 
+/// `(r·cos θ, r·sin θ)` for the angle [`reduce_angle`] split into `q`, `folded` and the folded
+/// fraction `g = n·2^−30` of a quarter turn: `sin` as `g·S(g²)`, `cos` as `C(g²)` (Horner), then
+/// [`place`]d in the quadrant.
+#[inline(always)]
+fn polar<T: Real + core::ops::Neg<Output = T>, const NS: usize, const NC: usize>(
+    r: T,
+    q: u32,
+    folded: bool,
+    g: T,
+    sin: &[T; NS],
+    cos: &[T; NC],
+) -> (T, T) {
+    let g2 = g * g;
+    let s = horner(sin, g2);
+    let c = horner(cos, g2);
+    let (c, s) = place(q, folded, c, s * g);
+    (r * c, r * s)
+}
+
 /// The Box–Muller pair of `(w0, w1)` in f64: `(r·cos θ, r·sin θ)`.
 #[inline(always)]
 pub fn pair_f64(w0: u32, w1: u32) -> (f64, f64) {
@@ -83,12 +103,7 @@ pub fn pair_f64(w0: u32, w1: u32) -> (f64, f64) {
     let u = (w0 as f64 + 0.5) * (1.0 / 4_294_967_296.0);
     let r = sqrt(-2.0 * super::normal::ln_f64(u));
     let (q, n, folded) = reduce_angle(w1);
-    let g = n as f64 * (1.0 / 1_073_741_824.0);
-    let g2 = g * g;
-    let s = horner(&S64, g2);
-    let c = horner(&C64, g2);
-    let (c, s) = place(q, folded, c, s * g);
-    (r * c, r * s)
+    polar(r, q, folded, n as f64 * (1.0 / 1_073_741_824.0), &S64, &C64)
 }
 
 /// First word of the upper uniforms, `u = (w0 + 1/2)·2^−32 ≥ √½`: from here `ln u` is taken as
@@ -122,12 +137,7 @@ pub fn pair_f32(w0: u32, w1: u32) -> (f32, f32) {
     use fmath::f32::sqrt;
     let r = sqrt(-2.0 * ln_u_f32(w0));
     let (q, n, folded) = reduce_angle(w1);
-    let g = n as f32 * (1.0 / 1_073_741_824.0);
-    let g2 = g * g;
-    let s = horner(&S32, g2);
-    let c = horner(&C32, g2);
-    let (c, s) = place(q, folded, c, s * g);
-    (r * c, r * s)
+    polar(r, q, folded, n as f32 * (1.0 / 1_073_741_824.0), &S32, &C32)
 }
 
 /// The `mul_add`s in one inlined [`pair_f64`] (its two polynomials and its `ln`'s), for the
