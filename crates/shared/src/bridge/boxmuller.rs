@@ -157,37 +157,21 @@ pub fn normal_of_block<T: super::Real>(block: [u32; 4], row: u32) -> T {
     if row & 1 == 0 { c } else { s }
 }
 
-/// Box–Muller normals of one path, caching the last Philox block (as
-/// [`super::philox::PhiloxNormals`]).
-pub struct PhiloxBoxMuller {
-    key: [u32; 2],
-    path: u64,
-    block: u32,
-    words: [u32; 4],
-}
+/// Box–Muller normals of one path from the Philox blocks of
+/// [`super::philox::PhiloxNormals`] (the same one-block cache).
+pub struct PhiloxBoxMuller(super::philox::PhiloxNormals);
 
 impl PhiloxBoxMuller {
     /// The stream of path `path` under `seed`.
     #[inline(always)]
     pub fn new(seed: u64, path: u64) -> Self {
-        let key = super::philox::key(seed);
-        PhiloxBoxMuller {
-            key,
-            path,
-            block: 0,
-            words: super::philox::philox4x32_10(super::philox::counter(0, path), key),
-        }
+        PhiloxBoxMuller(super::philox::PhiloxNormals::new(seed, path))
     }
 
     /// The four words of row `row`'s block.
     #[inline(always)]
     pub fn block(&mut self, row: u32) -> [u32; 4] {
-        let b = row / 4;
-        if b != self.block {
-            self.block = b;
-            self.words = super::philox::philox4x32_10(super::philox::counter(b, self.path), self.key);
-        }
-        self.words
+        self.0.block(row)
     }
 }
 

@@ -68,15 +68,21 @@ impl PhiloxNormals {
         PhiloxNormals { key, path, block: 0, words: philox4x32_10(counter(0, path), key) }
     }
 
-    /// The 32-bit word of row `row`.
+    /// The four words of row `row`'s block (computed when the row leaves the cached block).
     #[inline(always)]
-    pub fn word(&mut self, row: u32) -> u32 {
+    pub fn block(&mut self, row: u32) -> [u32; 4] {
         let b = row / 4;
         if b != self.block {
             self.block = b;
             self.words = philox4x32_10(counter(b, self.path), self.key);
         }
-        word_of(self.words, row)
+        self.words
+    }
+
+    /// The 32-bit word of row `row`.
+    #[inline(always)]
+    pub fn word(&mut self, row: u32) -> u32 {
+        word_of(self.block(row), row)
     }
 }
 
