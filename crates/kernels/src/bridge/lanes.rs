@@ -31,54 +31,59 @@ pub(super) trait SharedIo: Real {
     unsafe fn ld_coefs(addr: u32) -> [Self; 7];
 }
 
-impl SharedIo for f32 {
-    type Coef = f32;
-    #[inline(always)]
-    fn splat(c: f32) -> f32 {
-        c
-    }
-    #[inline(always)]
-    unsafe fn ld(addr: u32) -> f32 {
-        // SAFETY: the caller's contract.
-        unsafe { ld_shared_f32(addr) }
-    }
-    #[inline(always)]
-    unsafe fn st(addr: u32, v: f32) {
-        // SAFETY: the caller's contract.
-        unsafe { st_shared_f32(addr, v) }
-    }
-    #[inline(always)]
-    unsafe fn ld_coefs(addr: u32) -> [f32; 7] {
-        // SAFETY: a row is 32 bytes, 16-byte aligned (caller's contract).
-        let ([a, b, c, d], [e, f, g, _]) = unsafe { (ld_shared_v4_f32(addr), ld_shared_v4_f32(addr + 16)) };
-        [a, b, c, d, e, f, g]
-    }
+/// `SharedIo` for a scalar float `$t`: its own coefficient type, one `$ld`/`$st` per value,
+/// and a row's coefficients by `$coefs`.
+macro_rules! scalar_shared_io {
+    ($t:ident, $ld:ident, $st:ident, $coefs:ident) => {
+        impl SharedIo for $t {
+            type Coef = $t;
+            #[inline(always)]
+            fn splat(c: $t) -> $t {
+                c
+            }
+            #[inline(always)]
+            unsafe fn ld(addr: u32) -> $t {
+                // SAFETY: the caller's contract.
+                unsafe { $ld(addr) }
+            }
+            #[inline(always)]
+            unsafe fn st(addr: u32, v: $t) {
+                // SAFETY: the caller's contract.
+                unsafe { $st(addr, v) }
+            }
+            #[inline(always)]
+            unsafe fn ld_coefs(addr: u32) -> [$t; 7] {
+                // SAFETY: the caller's contract.
+                unsafe { $coefs(addr) }
+            }
+        }
+    };
+}
+scalar_shared_io!(f32, ld_shared_f32, st_shared_f32, coefs_f32);
+scalar_shared_io!(f64, ld_shared_f64, st_shared_f64, coefs_f64);
+
+/// [`SharedIo::ld_coefs`] for f32: a row is 32 bytes, two vector loads.
+///
+/// # Safety
+/// As [`SharedIo::ld_coefs`].
+#[inline(always)]
+unsafe fn coefs_f32(addr: u32) -> [f32; 7] {
+    // SAFETY: a row is 32 bytes, 16-byte aligned (caller's contract).
+    let ([a, b, c, d], [e, f, g, _]) = unsafe { (ld_shared_v4_f32(addr), ld_shared_v4_f32(addr + 16)) };
+    [a, b, c, d, e, f, g]
 }
 
-impl SharedIo for f64 {
-    type Coef = f64;
-    #[inline(always)]
-    fn splat(c: f64) -> f64 {
-        c
-    }
-    #[inline(always)]
-    unsafe fn ld(addr: u32) -> f64 {
-        // SAFETY: the caller's contract.
-        unsafe { ld_shared_f64(addr) }
-    }
-    #[inline(always)]
-    unsafe fn st(addr: u32, v: f64) {
-        // SAFETY: the caller's contract.
-        unsafe { st_shared_f64(addr, v) }
-    }
-    #[inline(always)]
-    unsafe fn ld_coefs(addr: u32) -> [f64; 7] {
-        // SAFETY: a row is 64 bytes, 16-byte aligned (caller's contract).
-        let ([a, b], [c, d], [e, f], g) = unsafe {
-            (ld_shared_v2_f64(addr), ld_shared_v2_f64(addr + 16), ld_shared_v2_f64(addr + 32), ld_shared_f64(addr + 48))
-        };
-        [a, b, c, d, e, f, g]
-    }
+/// [`SharedIo::ld_coefs`] for f64: a row is 64 bytes, three pair loads and one scalar.
+///
+/// # Safety
+/// As [`SharedIo::ld_coefs`].
+#[inline(always)]
+unsafe fn coefs_f64(addr: u32) -> [f64; 7] {
+    // SAFETY: a row is 64 bytes, 16-byte aligned (caller's contract).
+    let ([a, b], [c, d], [e, f], g) = unsafe {
+        (ld_shared_v2_f64(addr), ld_shared_v2_f64(addr + 16), ld_shared_v2_f64(addr + 32), ld_shared_f64(addr + 48))
+    };
+    [a, b, c, d, e, f, g]
 }
 
 /// `f32` in type position, for each lane index of [`f32_lanes!`].
