@@ -37,30 +37,14 @@ impl SharedSteps {
 #[inline(always)]
 pub(super) fn unrolled<const P: usize>(mut f: impl FnMut(usize)) {
     const { assert!(P <= 8) };
-    if P > 0 {
-        f(0);
+    macro_rules! each {
+        ($($j:literal)*) => {$(
+            if P > $j {
+                f($j);
+            }
+        )*};
     }
-    if P > 1 {
-        f(1);
-    }
-    if P > 2 {
-        f(2);
-    }
-    if P > 3 {
-        f(3);
-    }
-    if P > 4 {
-        f(4);
-    }
-    if P > 5 {
-        f(5);
-    }
-    if P > 6 {
-        f(6);
-    }
-    if P > 7 {
-        f(7);
-    }
+    each!(0 1 2 3 4 5 6 7);
 }
 
 /// The normals of steps `s0..s0 + P` (all `< steps`, checked by the caller).
