@@ -133,81 +133,112 @@ scalar_shared_io!(u64, ".u64", reg64, ld_shared_u64, st_shared_u64);
 #[cfg(target_arch = "nvptx64")]
 scalar_shared_io!(f64, ".f64", reg64, ld_shared_f64, st_shared_f64);
 
-/// Reads four `f32` at the 16-byte aligned shared address `addr` (`ld.shared.v4.f32`, SASS
-/// `LDS.128`).
-///
-/// # Safety
-/// As [`ld_shared_f32`], with 16-byte alignment and four elements in the array.
+/// One vector `ld.shared$ptx` (and with a second name, one `st.shared$ptx`) of the lanes
+/// `[x, …]` (`$n` of them) of `$t` at a shared address aligned to the whole vector.
 #[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-pub unsafe fn ld_shared_v4_f32(addr: u32) -> [f32; 4] {
-    let (x, y, z, w): (f32, f32, f32, f32);
-    // SAFETY: the caller's contract; reads shared memory only.
-    unsafe {
-        core::arch::asm!(
-            "ld.shared.v4.f32 {{{x}, {y}, {z}, {w}}}, [{a}];",
-            a = in(reg32) addr, x = out(reg32) x, y = out(reg32) y, z = out(reg32) z, w = out(reg32) w,
-            options(pure, readonly, nostack)
-        )
+macro_rules! vector_shared_io {
+    ($t:ty; $n:literal, $ptx:literal, $reg:ident, $lanes:tt, $(#[$ld_doc:meta])* $ld:ident $(, $(#[$st_doc:meta])* $st:ident)?) => {
+        vector_shared_io!(@ld $t; $n, $ptx, $reg, $lanes, $(#[$ld_doc])* $ld);
+        $(vector_shared_io!(@st $t; $n, $ptx, $reg, $lanes, $(#[$st_doc])* $st);)?
     };
-    [x, y, z, w]
+    (@ld $t:ty; $n:literal, $ptx:literal, $reg:ident, [$x:ident $(, $v:ident)*], $(#[$doc:meta])* $ld:ident) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub unsafe fn $ld(addr: u32) -> [$t; $n] {
+            let $x: $t;
+            $(let $v: $t;)*
+            // SAFETY: the caller's contract; reads shared memory only.
+            unsafe {
+                core::arch::asm!(
+                    concat!("ld.shared", $ptx, " {{{", stringify!($x), "}", $(", {", stringify!($v), "}",)* "}}, [{a}];"),
+                    a = in(reg32) addr, $x = out($reg) $x, $($v = out($reg) $v,)*
+                    options(pure, readonly, nostack)
+                )
+            };
+            [$x $(, $v)*]
+        }
+    };
+    (@st $t:ty; $n:literal, $ptx:literal, $reg:ident, [$x:ident $(, $v:ident)*], $(#[$doc:meta])* $st:ident) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub unsafe fn $st(addr: u32, v: [$t; $n]) {
+            let [$x $(, $v)*] = v;
+            // SAFETY: the caller's contract.
+            unsafe {
+                core::arch::asm!(
+                    concat!("st.shared", $ptx, " [{a}], {{{", stringify!($x), "}", $(", {", stringify!($v), "}",)* "}};"),
+                    a = in(reg32) addr, $x = in($reg) $x, $($v = in($reg) $v,)*
+                    options(nostack)
+                )
+            };
+        }
+    };
 }
 
-/// Writes four `f32` at the 16-byte aligned shared address `addr` (`st.shared.v4.f32`).
-///
-/// # Safety
-/// As [`ld_shared_v4_f32`].
 #[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-pub unsafe fn st_shared_v4_f32(addr: u32, v: [f32; 4]) {
-    // SAFETY: the caller's contract.
-    unsafe {
-        core::arch::asm!(
-            "st.shared.v4.f32 [{a}], {{{x}, {y}, {z}, {w}}};",
-            a = in(reg32) addr, x = in(reg32) v[0], y = in(reg32) v[1], z = in(reg32) v[2], w = in(reg32) v[3],
-            options(nostack)
-        )
-    };
-}
+vector_shared_io!(
+    f32; 4,
+    ".v4.f32",
+    reg32,
+    [x, y, z, w],
+    /// Reads four `f32` at the 16-byte aligned shared address `addr` (`ld.shared.v4.f32`, SASS
+    /// `LDS.128`).
+    ///
+    /// # Safety
+    /// As [`ld_shared_f32`], with 16-byte alignment and four elements in the array.
+    ld_shared_v4_f32,
+    /// Writes four `f32` at the 16-byte aligned shared address `addr` (`st.shared.v4.f32`).
+    ///
+    /// # Safety
+    /// As [`ld_shared_v4_f32`].
+    st_shared_v4_f32
+);
 
-/// Reads four `u32` at the 16-byte aligned shared address `addr` (`ld.shared.v4.u32`).
-///
-/// # Safety
-/// As [`ld_shared_v4_f32`].
 #[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-pub unsafe fn ld_shared_v4_u32(addr: u32) -> [u32; 4] {
-    let (x, y, z, w): (u32, u32, u32, u32);
-    // SAFETY: the caller's contract; reads shared memory only.
-    unsafe {
-        core::arch::asm!(
-            "ld.shared.v4.u32 {{{x}, {y}, {z}, {w}}}, [{a}];",
-            a = in(reg32) addr, x = out(reg32) x, y = out(reg32) y, z = out(reg32) z, w = out(reg32) w,
-            options(pure, readonly, nostack)
-        )
-    };
-    [x, y, z, w]
-}
+vector_shared_io!(
+    u32; 4,
+    ".v4.u32",
+    reg32,
+    [x, y, z, w],
+    /// Reads four `u32` at the 16-byte aligned shared address `addr` (`ld.shared.v4.u32`).
+    ///
+    /// # Safety
+    /// As [`ld_shared_v4_f32`].
+    ld_shared_v4_u32
+);
 
-/// Reads two `f64` at the 16-byte aligned shared address `addr` (`ld.shared.v2.f64`, SASS
-/// `LDS.128`).
-///
-/// # Safety
-/// As [`ld_shared_f64`], with 16-byte alignment and two elements in the array.
 #[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-pub unsafe fn ld_shared_v2_f64(addr: u32) -> [f64; 2] {
-    let (x, y): (f64, f64);
-    // SAFETY: the caller's contract; reads shared memory only.
-    unsafe {
-        core::arch::asm!(
-            "ld.shared.v2.f64 {{{x}, {y}}}, [{a}];",
-            a = in(reg32) addr, x = out(reg64) x, y = out(reg64) y,
-            options(pure, readonly, nostack)
-        )
-    };
-    [x, y]
-}
+vector_shared_io!(
+    f64; 2,
+    ".v2.f64",
+    reg64,
+    [x, y],
+    /// Reads two `f64` at the 16-byte aligned shared address `addr` (`ld.shared.v2.f64`, SASS
+    /// `LDS.128`).
+    ///
+    /// # Safety
+    /// As [`ld_shared_f64`], with 16-byte alignment and two elements in the array.
+    ld_shared_v2_f64
+);
+
+#[cfg(target_arch = "nvptx64")]
+vector_shared_io!(
+    f32; 2,
+    ".v2.f32",
+    reg32,
+    [x, y],
+    /// Reads two `f32` at the 8-byte aligned shared address `addr` (`ld.shared.v2.f32`, SASS
+    /// `LDS.64`).
+    ///
+    /// # Safety
+    /// As [`ld_shared_f32`], with 8-byte alignment and two elements in the array.
+    ld_shared_v2_f32,
+    /// Writes two `f32` at the 8-byte aligned shared address `addr` (`st.shared.v2.f32`).
+    ///
+    /// # Safety
+    /// As [`ld_shared_v2_f32`].
+    st_shared_v2_f32
+);
 
 /// Reads four `f64` (32 bytes) at the 16-byte aligned shared address `addr` as two
 /// `ld.shared.v2.f64` (PTX has no 32-byte shared load), the second at `addr + 16`.
@@ -243,43 +274,6 @@ pub unsafe fn st_shared_v4_f64(addr: u32, v: [f64; 4]) {
             "st.shared.v2.f64 [{a}], {{{x}, {y}}};",
             "st.shared.v2.f64 [{a}+16], {{{z}, {w}}};",
             a = in(reg32) addr, x = in(reg64) v[0], y = in(reg64) v[1], z = in(reg64) v[2], w = in(reg64) v[3],
-            options(nostack)
-        )
-    };
-}
-
-/// Reads two `f32` at the 8-byte aligned shared address `addr` (`ld.shared.v2.f32`, SASS
-/// `LDS.64`).
-///
-/// # Safety
-/// As [`ld_shared_f32`], with 8-byte alignment and two elements in the array.
-#[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-pub unsafe fn ld_shared_v2_f32(addr: u32) -> [f32; 2] {
-    let (x, y): (f32, f32);
-    // SAFETY: the caller's contract; reads shared memory only.
-    unsafe {
-        core::arch::asm!(
-            "ld.shared.v2.f32 {{{x}, {y}}}, [{a}];",
-            a = in(reg32) addr, x = out(reg32) x, y = out(reg32) y,
-            options(pure, readonly, nostack)
-        )
-    };
-    [x, y]
-}
-
-/// Writes two `f32` at the 8-byte aligned shared address `addr` (`st.shared.v2.f32`).
-///
-/// # Safety
-/// As [`ld_shared_v2_f32`].
-#[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-pub unsafe fn st_shared_v2_f32(addr: u32, v: [f32; 2]) {
-    // SAFETY: the caller's contract.
-    unsafe {
-        core::arch::asm!(
-            "st.shared.v2.f32 [{a}], {{{x}, {y}}};",
-            a = in(reg32) addr, x = in(reg32) v[0], y = in(reg32) v[1],
             options(nostack)
         )
     };
