@@ -22,16 +22,7 @@ macro_rules! shared_array {
             concat!(".shared .align 16 .b8 ", stringify!($name), "[{bytes}];"),
             bytes = const BYTES
         );
-        let generic: u64;
-        // SAFETY: converts the address of the array declared above; no memory is touched.
-        unsafe {
-            ::core::arch::asm!(
-                concat!("cvta.shared.u64 {p}, ", stringify!($name), ";"),
-                p = out(reg64) generic,
-                options(pure, nomem, nostack)
-            )
-        };
-        generic as *mut $ty
+        $crate::shared_generic!($name) as *mut $ty
     }};
 }
 
@@ -45,8 +36,18 @@ macro_rules! shared_array {
 macro_rules! dynamic_shared {
     ($name:ident) => {{
         ::core::arch::global_asm!(concat!(".extern .shared .align 16 .b8 ", stringify!($name), "[];"));
+        $crate::shared_generic!($name) as *mut u8
+    }};
+}
+
+/// The generic address (`cvta.shared.u64`) of the shared array `NAME` that [`shared_array!`]
+/// or [`dynamic_shared!`] declared.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! shared_generic {
+    ($name:ident) => {{
         let generic: u64;
-        // SAFETY: converts the address of the array declared above; no memory is touched.
+        // SAFETY: converts the address of the array the caller declared; no memory is touched.
         unsafe {
             ::core::arch::asm!(
                 concat!("cvta.shared.u64 {p}, ", stringify!($name), ";"),
@@ -54,7 +55,7 @@ macro_rules! dynamic_shared {
                 options(pure, nomem, nostack)
             )
         };
-        generic as *mut u8
+        generic
     }};
 }
 
