@@ -143,6 +143,14 @@ fn methods(names: &[KernelArg]) -> anyhow::Result<Vec<Method>> {
         .collect())
 }
 
+/// The timed benches' system: `n` Plummer bodies (seed 1), G = 1, ε = 0.01, dt = 0.001, uploaded.
+fn plummer_on_device<T: NbodyFloat>(gpu: &Gpu, n: usize) -> anyhow::Result<(Params<T>, DeviceSystem<T>)> {
+    let s = init::plummer(n, 1).convert::<T>();
+    let p = Params { g: T::from_f64(1.0), eps: T::from_f64(0.01), dt: T::from_f64(0.001) };
+    let dev = DeviceSystem::upload(gpu, &p, &s)?;
+    Ok((p, dev))
+}
+
 fn stage_rate<T: NbodyFloat>(
     gpu: &Gpu,
     nb: &Nbody<'_>,
@@ -151,9 +159,7 @@ fn stage_rate<T: NbodyFloat>(
     n: usize,
     runs: usize,
 ) -> anyhow::Result<f64> {
-    let s = init::plummer(n, 1).convert::<T>();
-    let p = Params { g: T::from_f64(1.0), eps: T::from_f64(0.01), dt: T::from_f64(0.001) };
-    let mut dev = DeviceSystem::upload(gpu, &p, &s)?;
+    let (p, mut dev) = plummer_on_device::<T>(gpu, n)?;
     let t = time_gpu(gpu, 2, runs, || nb.stage_on_device(method, mode, &p, 0, &mut dev))?;
     Ok((n as f64) * (n as f64) / (t.median_ms() * 1e-3))
 }
@@ -167,9 +173,7 @@ fn step_ms<T: NbodyFloat>(
     steps: u64,
     runs: usize,
 ) -> anyhow::Result<(f64, f64)> {
-    let s = init::plummer(n, 1).convert::<T>();
-    let p = Params { g: T::from_f64(1.0), eps: T::from_f64(0.01), dt: T::from_f64(0.001) };
-    let mut dev = DeviceSystem::upload(gpu, &p, &s)?;
+    let (p, mut dev) = plummer_on_device::<T>(gpu, n)?;
     let graph = {
         let rec = nb.record_steps(Method::Shared, mode, &p, &dev, steps)?;
         time_gpu(gpu, 2, runs, || rec.launch())?.median_ms()
