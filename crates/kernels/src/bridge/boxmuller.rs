@@ -88,22 +88,13 @@ impl BoxMullerLanes for F32x2 {
 /// ([`BoxMullerLanes::block`]), each stored in its slot (`slot_field`, 0 discards); other steps
 /// read their slot. Each pair is computed once per path, the bits those of `normal_of_block`.
 /// For `F32x2` (two paths per thread) the cache holds pairs of normals.
-pub(super) struct ScheduledBoxMuller {
-    pub(super) key: [u32; 2],
-    /// The (first) path.
-    pub(super) path: u64,
-    /// Shared address of the next step's schedule entry.
-    pub(super) op: u32,
-    pub(super) cache: SharedValues,
-}
+pub(super) type ScheduledBoxMuller = Scheduled<SharedValues>;
 
 impl<T: BoxMullerLanes> Normals<T> for ScheduledBoxMuller {
     #[inline(always)]
     fn normal(&mut self, row: u32) -> T {
-        // SAFETY: one call per step in step order (`run_d1` with d = 1), so `op` is the entry of
-        // a step < steps, staged before the barrier.
-        let op = unsafe { ld_shared_u32(self.op) };
-        self.op += 4;
+        // SAFETY: one call per step in step order (`run_d1` with d = 1).
+        let op = unsafe { self.next_entry() };
         if op & COMPUTE != 0 {
             let n = T::block(self.key, self.path, row / 4);
             let mut k = 0;
