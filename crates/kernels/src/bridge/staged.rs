@@ -346,6 +346,27 @@ pub(super) unsafe fn buffer_staged<L, const DIMS: usize, const P: usize, D: Dyna
     };
 }
 
+/// `body` with the const `D` bound to `dims` (2 or 3; 4 otherwise): one instance of the body
+/// per d, written once.
+macro_rules! by_dims {
+    ($dims:expr, |$d:ident| $body:expr) => {
+        match $dims {
+            2 => {
+                const $d: usize = 2;
+                $body
+            }
+            3 => {
+                const $d: usize = 3;
+                $body
+            }
+            _ => {
+                const $d: usize = 4;
+                $body
+            }
+        }
+    };
+}
+
 /// The staged buffer kernels for `2 ≤ d ≤ 4` (`bridge_staged_dims_f32`: two f32 paths per
 /// thread as [`PairNormals`]; `bridge_staged_dims_f64`: one), one instance per d with
 /// [`STAGED_DIMS_PIPELINE`] steps of prefetch.
@@ -375,50 +396,20 @@ macro_rules! staged_dims_kernel {
             // SAFETY: this kernel's contract is the body's with D = dims (uniform; another d
             // returns at once); the normals read paths p .. p + lanes that exist.
             unsafe {
-                match dims {
-                    2 => buffer_staged::<$lanes, 2, P, $dyn, _>(
-                        coef,
-                        idx,
-                        steps,
-                        dims,
-                        slots,
-                        chol,
-                        start,
-                        increments,
-                        $z,
-                        out,
-                        $paths,
-                        |$p| $normals,
-                    ),
-                    3 => buffer_staged::<$lanes, 3, P, $dyn, _>(
-                        coef,
-                        idx,
-                        steps,
-                        dims,
-                        slots,
-                        chol,
-                        start,
-                        increments,
-                        $z,
-                        out,
-                        $paths,
-                        |$p| $normals,
-                    ),
-                    _ => buffer_staged::<$lanes, 4, P, $dyn, _>(
-                        coef,
-                        idx,
-                        steps,
-                        dims,
-                        slots,
-                        chol,
-                        start,
-                        increments,
-                        $z,
-                        out,
-                        $paths,
-                        |$p| $normals,
-                    ),
-                }
+                by_dims!(dims, |D| buffer_staged::<$lanes, D, P, $dyn, _>(
+                    coef,
+                    idx,
+                    steps,
+                    dims,
+                    slots,
+                    chol,
+                    start,
+                    increments,
+                    $z,
+                    out,
+                    $paths,
+                    |$p| $normals,
+                ))
             }
         }
     };
