@@ -260,6 +260,10 @@ fn no_test_is_ignored() {
 /// Most inlined copies of the generators' Φ⁻¹ in one normals-alone kernel (see below).
 const MAX_NORMAL_COPIES: usize = 64;
 
+/// Box–Muller pairs the normals kernels inline: a pass of two Philox blocks (four pairs) and a
+/// one-block tail (two).
+const BM_PAIRS_INLINED: usize = 6;
+
 /// The fma count of one inlined Box–Muller pair for the Box–Muller normals kernels.
 fn boxmuller_fma_per_pair(kernel: &str) -> Option<usize> {
     use lockstep_shared::bridge::boxmuller::{FMA_PER_PAIR_F32, FMA_PER_PAIR_F64};
@@ -324,14 +328,15 @@ fn exact_kernels_have_no_fma_approx_ftz_or_local_memory() {
         // (census of 2026-11-22: 1). Any other fma (a contraction, a stray `mul_add`) breaks the
         // multiple or the bound.
         // The Box–Muller normals kernels: `mul_add` in the uniform (f32), both angle
-        // polynomials and the `ln` — exactly `FMA_PER_PAIR_*` per inlined pair (two per Philox
-        // block; the normals kernel inlines six: a two-block pass and a one-block tail, the fused
-        // kernels fewer), nothing approximate or flushed.
+        // polynomials and the `ln` — exactly `FMA_PER_PAIR_*` per inlined pair, exactly
+        // `BM_PAIRS_INLINED` pairs (a missing or stray fma, or another copy, breaks the count),
+        // nothing approximate or flushed.
         if let Some(per) = boxmuller_fma_per_pair(kernel) {
             assert_eq!((f.approx, f.ftz), (0, 0), "{kernel}: approx/ftz in an exact kernel: {f:?}");
-            assert!(
-                f.fma > 0 && f.fma % per == 0 && f.fma / per <= 6,
-                "{kernel}: {} fma is not a multiple ≤ 6 × {per}: {f:?}",
+            assert_eq!(
+                f.fma,
+                BM_PAIRS_INLINED * per,
+                "{kernel}: {} fma, not {BM_PAIRS_INLINED} pairs × {per}: {f:?}",
                 f.fma
             );
             continue;

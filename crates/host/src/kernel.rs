@@ -80,7 +80,6 @@ impl<'g, A: KernelArgs> Kernel<'g, A> {
     /// agree), and every device address among `args` is valid for what the kernel reads and
     /// writes for this grid.
     pub(crate) unsafe fn launch(&self, gpu: &Gpu, dims: impl Into<Dims>, shared_bytes: u32, args: A) -> Result<()> {
-        // SAFETY: the caller's contract.
         args.with_pointers(|pointers| {
             // SAFETY: one pointer per parameter, each to a value of the parameter's type
             // (`A`), alive for the call; the rest is the caller's contract.

@@ -302,7 +302,7 @@ crate::kernel::family!(BridgeKernels: Bridge holds Kernels { f32: k32, f64: k64 
 pub struct Bridge<'g> {
     gpu: &'g Gpu,
     block: u32,
-    /// Whether buffer generations take `bridge_staged_*` where `LaunchShape::buffer_staged`
+    /// Whether buffer generations take `bridge_staged_dims_*` where `LaunchShape::buffer_staged`
     /// holds ([`Bridge::with_staging`]; on by default).
     staging: bool,
     k32: Kernels<'g, f32>,

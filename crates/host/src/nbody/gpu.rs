@@ -364,11 +364,7 @@ impl<'g> Nbody<'g> {
         dev: &mut DeviceSystem<T>,
     ) -> Result<()> {
         validate_params(p)?;
-        let block = self.block_for::<T>(method, mode, dev.len())?;
-        for stage in 0..STAGES {
-            self.enqueue_stage(method, mode, p, stage, dev, block, &mut Target::Stream)?;
-        }
-        Ok(())
+        self.enqueue_steps(method, mode, p, dev, 1, None)
     }
 
     /// Records `steps` (≥ 1) RK4 steps on `dev` into a CUDA graph (nothing runs yet): each

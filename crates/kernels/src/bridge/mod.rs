@@ -18,8 +18,11 @@
 //! `bridge_dims_f32/f64`). In f32 with an even path count each thread takes two paths
 //! ([`F32x2`]), at d = 1 with a multiple of 4 four ([`F32x4`]; `LaunchShape::buffer_lanes`), and at d = 1
 //! with an odd count four too, each row's elements reached as its class mod 4 allows
-//! ([`QuadNormals`], [`QuadSink`]). Same arithmetic as `generate_path`
-//! (bit-identical; measurements in bench/results/bridge-predictions.md).
+//! ([`QuadNormals`], [`QuadSink`]). At d = 2..=4 with a path count that splits 32-byte sectors
+//! (`LaunchShape::buffer_staged`) the staged kernels `bridge_staged_dims_f32/f64` (`staged.rs`)
+//! write each sector inside a row from one block through shared memory. Same arithmetic as
+//! `generate_path` (bit-identical; measurements in bench/results/bridge-predictions.md and
+//! bridge-anypaths-2026-11-26.md).
 //!
 //! The fused kernels size their dynamic shared memory per launch too
 //! (`LaunchShape::fused_shared_bytes`: stack, strategy, Sobol tables). Each has a
