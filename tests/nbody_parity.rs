@@ -282,6 +282,66 @@ fn nbody_split_default_blocks_and_graphs_equal_the_cpu() -> Result<(), TestCaseE
     Ok(())
 }
 
+/// A graph run with the sm_90 kernels that wait for the stage before them and programmatic
+/// edges between stages, against the same graph with full edges and the portable kernels:
+/// the same bits (and, exact, the CPU's). The sm_90 cubin must have them.
+fn pdl_case<T: NbodyFloat + lockstep_parity::Bits>(
+    mode: Mode,
+    n: usize,
+    steps: u64,
+    seed: u64,
+    shift: u32,
+) -> Result<(), TestCaseError> {
+    let (p, s0) = setup::<T>(n, seed, false, false);
+    let gpu = gpu_or_skip!();
+    let nb = Nbody::new(gpu)?.with_split_shift(shift)?;
+    let sm90 = gpu.loaded().what.contains("sm_90");
+    prop_assert_eq!(nb.programmatic_launch::<T>(), sm90, "module {}", gpu.loaded().what);
+    let (mut pdl, mut full) = (s0.clone(), s0.clone());
+    nb.run(Method::Shared, mode, &p, &mut pdl, steps)?;
+    nb.with_programmatic_launch(false).run(Method::Shared, mode, &p, &mut full, steps)?;
+    let what = format!("{} {mode:?} n={n} steps={steps} shift={shift} {p:?}", T::NAME);
+    assert_bits_eq(&format!("{what} positions"), &pdl.pos, &full.pos, |i| format!("{i}"))?;
+    assert_bits_eq(&format!("{what} velocities"), &pdl.vel, &full.vel, |i| format!("{i}"))?;
+    if mode == Mode::Exact {
+        let mut want = s0.clone();
+        cpu::run_seq_split(&p, &mut want, steps, shift)?;
+        assert_bits_eq(&format!("{what} positions vs CPU"), &pdl.pos, &want.pos, |i| format!("{i}"))?;
+        assert_bits_eq(&format!("{what} velocities vs CPU"), &pdl.vel, &want.vel, |i| format!("{i}"))?;
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(small_config())]
+
+    /// `nbody_split_pdl_*` (sm_90): graphs of 2..12 steps (one replay of 8 and the rest plain
+    /// from 9), every split, exact and fast, f32 and f64.
+    #[test]
+    fn nbody_split_pdl_gpu_equals_cpu(n in 2usize..700, steps in 2u64..12, seed: u64, shift in 1u32..=5,
+                                      fast in any::<bool>(), f64_ in any::<bool>()) {
+        let mode = if fast { Mode::Fast } else { Mode::Exact };
+        if f64_ { pdl_case::<f64>(mode, n, steps, seed, shift)?; }
+        else { pdl_case::<f32>(mode, n, steps, seed, shift)?; }
+    }
+}
+
+/// Many replays of graphs whose stages overlap (programmatic edges), larger N: the same bits as
+/// plain launches, which never overlap.
+#[test]
+fn nbody_split_pdl_long_runs_equal_plain_launches() -> Result<(), TestCaseError> {
+    let gpu = gpu_or_skip!();
+    for (n, mode) in [(1024usize, Mode::Exact), (3000, Mode::Fast), (4096, Mode::Exact)] {
+        let (p, s0) = setup::<f32>(n, n as u64, false, false);
+        let (mut pdl, mut plain) = (s0.clone(), s0.clone());
+        Nbody::new(gpu)?.run(Method::Shared, mode, &p, &mut pdl, 40)?;
+        Nbody::new(gpu)?.with_graphs(false).run(Method::Shared, mode, &p, &mut plain, 40)?;
+        assert_bits_eq(&format!("n={n} {mode:?} positions"), &pdl.pos, &plain.pos, |i| format!("{i}"))?;
+        assert_bits_eq(&format!("n={n} {mode:?} velocities"), &pdl.vel, &plain.vel, |i| format!("{i}"))?;
+    }
+    Ok(())
+}
+
 fn matrices<T: lockstep::matmul::MatmulInt>(n: usize, seed: u64, model: bool, wide: bool) -> (Vec<T>, Vec<T>) {
     if model {
         return (mcpu::model_matrix(n), mcpu::model_matrix(n));

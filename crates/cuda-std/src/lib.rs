@@ -34,6 +34,8 @@ pub mod aggregate;
 pub mod atomic;
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
 pub mod cluster;
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
+pub mod grid_dependency;
 pub mod math;
 pub mod memory;
 pub mod shared;

@@ -32,8 +32,8 @@ extern "C" fn not_loaded() -> u32 {
 /// Every driver function cust 0.3.2 calls (checked by the linker: a missing name is an
 /// undefined symbol at link time), plus those lockstep calls itself through `cust::sys`:
 /// `cuFuncSetAttribute`, and the graph API of [`crate::graph`] (`cuGraphCreate`,
-/// `cuGraphAddKernelNode`, `cuGraphInstantiateWithFlags`, `cuGraphLaunch`, `cuGraphExecDestroy`,
-/// `cuGraphDestroy`).
+/// `cuGraphAddKernelNode`, `cuGraphAddDependencies{,_v2}`, `cuGraphInstantiateWithFlags`,
+/// `cuGraphLaunch`, `cuGraphExecDestroy`, `cuGraphDestroy`).
 #[cfg(lazy_cuda)]
 macro_rules! driver_functions {
     ($($name:ident),* $(,)?) => {
@@ -127,6 +127,8 @@ driver_functions![
     cuFuncSetCacheConfig,
     cuFuncSetSharedMemConfig,
     cuGetErrorString,
+    cuGraphAddDependencies,
+    cuGraphAddDependencies_v2,
     cuGraphAddKernelNode,
     cuGraphCreate,
     cuGraphDebugDotPrint,

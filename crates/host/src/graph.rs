@@ -12,16 +12,63 @@
 //! capture in progress makes some of their calls fail).
 //! What pays: many short kernels (a launch on the stream costs a few µs of host and gap time;
 //! inside a graph the kernels follow each other with far smaller gaps).
+//!
+//! **Edges.** A launch follows the one before it by a full edge (it starts after that one
+//! completed), or — for kernels that wait for the grids before them themselves (the sm_90
+//! `*_pdl_*` kernels, `griddepcontrol.wait` before any memory access) — by a programmatic
+//! edge ([`Edge::Programmatic`]): its blocks are launched while the one before drains, and the
+//! wait inside gives the same order of memory accesses, hence the same bits. A driver without
+//! programmatic edges (before CUDA 12.3) gets a full edge instead.
 
 use crate::error::{Result, driver};
 use crate::gpu::Gpu;
 use crate::launch::Dims;
 use cust::function::Function;
 use cust::sys::{
-    CUDA_KERNEL_NODE_PARAMS, CUgraph, CUgraphExec, CUgraphNode, cuGraphAddKernelNode, cuGraphCreate, cuGraphDestroy,
-    cuGraphExecDestroy, cuGraphInstantiateWithFlags, cuGraphLaunch,
+    CUDA_KERNEL_NODE_PARAMS, CUgraph, CUgraphExec, CUgraphNode, cuGraphAddDependencies, cuGraphAddKernelNode,
+    cuGraphCreate, cuGraphDestroy, cuGraphExecDestroy, cuGraphInstantiateWithFlags, cuGraphLaunch,
 };
 use std::ffi::c_void;
+
+/// `CUgraphEdgeData` (CUDA 12.3; cust 0.3.2's bindings predate it): what triggers an edge.
+#[repr(C)]
+struct EdgeData {
+    /// `CU_GRAPH_KERNEL_NODE_PORT_*` of the upstream kernel node.
+    from_port: u8,
+    /// Must be 0.
+    to_port: u8,
+    /// `CU_GRAPH_DEPENDENCY_TYPE_*`.
+    kind: u8,
+    /// Must be zero.
+    reserved: [u8; 5],
+}
+
+/// `CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC` with `CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC`: the
+/// edge fires once every block of the upstream kernel signalled (`launch_dependents`) or exited.
+const PROGRAMMATIC: EdgeData = EdgeData { from_port: 1, to_port: 0, kind: 1, reserved: [0; 5] };
+
+unsafe extern "C" {
+    /// `cuGraphAddDependencies_v2` (CUDA 12.3): edges with their [`EdgeData`]; through the
+    /// driver table ([`crate::driver`]) like every other driver call.
+    fn cuGraphAddDependencies_v2(
+        graph: CUgraph,
+        from: *const CUgraphNode,
+        to: *const CUgraphNode,
+        data: *const EdgeData,
+        count: usize,
+    ) -> cust::sys::CUresult;
+}
+
+/// How a recorded launch follows the launch recorded before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Edge {
+    /// After the launch before has completed, its writes visible: any kernel.
+    Full,
+    /// As soon as every block of the launch before has signalled or exited: only for a kernel
+    /// that waits for the grids before it (`griddepcontrol.wait`) before it reads or writes
+    /// memory. A full edge where the driver has no programmatic edges.
+    Programmatic,
+}
 
 /// An instantiated graph of `gpu`'s launches, ready to replay on its stream.
 pub(crate) struct Graph<'g> {
@@ -46,17 +93,20 @@ pub(crate) struct Recorder {
 
 impl Recorder {
     /// Adds a launch of `function` with `args` (one pointer per parameter; the driver copies
-    /// the values now) after the launches added before.
+    /// the values now) after the launches added before, following the last one by `edge`.
     ///
     /// # Safety
     /// As [`Gpu::launch`] for the launch when the graph runs: `args` matches the kernel's
-    /// parameters, and the device addresses among them stay valid while the graph lives.
+    /// parameters, and the device addresses among them stay valid while the graph lives; with
+    /// [`Edge::Programmatic`], the kernel waits for the grids before it (`griddepcontrol.wait`)
+    /// before any memory access.
     pub(crate) unsafe fn add(
         &mut self,
         function: &Function<'_>,
         dims: impl Into<Dims>,
         shared_bytes: u32,
         args: &[*mut c_void],
+        edge: Edge,
     ) -> Result<()> {
         let dims = dims.into();
         if dims.is_empty() {
@@ -75,11 +125,22 @@ impl Recorder {
             extra: std::ptr::null_mut(),
         };
         let mut node: CUgraphNode = std::ptr::null_mut();
-        let deps = self.last.as_slice();
+        let programmatic = edge == Edge::Programmatic && self.last.is_some();
+        let deps = if programmatic { &[][..] } else { self.last.as_slice() };
         // SAFETY: `graph` is live; `params` and `args` live across the call, which copies the
         // parameter values; `deps` holds 0 or 1 node of this graph.
         let r = unsafe { cuGraphAddKernelNode(&mut node, self.graph, deps.as_ptr(), deps.len(), &params) };
         driver("cuGraphAddKernelNode", r)?;
+        if let (true, Some(last)) = (programmatic, self.last) {
+            // SAFETY: both nodes belong to `graph`, which is live; one edge, not yet present.
+            let r = unsafe { cuGraphAddDependencies_v2(self.graph, &last, &node, &PROGRAMMATIC, 1) };
+            if r != cust::sys::CUresult::CUDA_SUCCESS {
+                // No programmatic edges in this driver: the full edge, always valid.
+                // SAFETY: as above.
+                let r = unsafe { cuGraphAddDependencies(self.graph, &last, &node, 1) };
+                driver("cuGraphAddDependencies", r)?;
+            }
+        }
         self.last = Some(node);
         Ok(())
     }

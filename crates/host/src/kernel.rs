@@ -13,6 +13,7 @@
 
 use crate::error::Result;
 use crate::gpu::Gpu;
+use crate::graph::Edge;
 use crate::launch::Dims;
 use cust::function::Function;
 use cust::memory::DeviceCopy;
@@ -88,7 +89,7 @@ impl<'g, A: KernelArgs> Kernel<'g, A> {
     }
 
     /// As [`Kernel::launch`], to `target`: the GPU's stream, or a graph being recorded
-    /// ([`crate::graph::Recorder`]).
+    /// ([`crate::graph::Recorder`]), after the launch before it there by a full edge.
     ///
     /// # Safety
     /// As [`Kernel::launch`]; for a graph, the device addresses stay valid while it lives.
@@ -100,13 +101,32 @@ impl<'g, A: KernelArgs> Kernel<'g, A> {
         shared_bytes: u32,
         args: A,
     ) -> Result<()> {
+        // SAFETY: the caller's contract; a full edge asks nothing of the kernel.
+        unsafe { self.launch_after(gpu, target, Edge::Full, dims, shared_bytes, args) }
+    }
+
+    /// As [`Kernel::launch_to`], following the launch before it in a graph by `edge` (on the
+    /// stream: plainly).
+    ///
+    /// # Safety
+    /// As [`Kernel::launch_to`]; with [`Edge::Programmatic`] the kernel waits for the grids
+    /// before it (`griddepcontrol.wait`) before any memory access (the sm_90 `*_pdl_*` kernels).
+    pub(crate) unsafe fn launch_after(
+        &self,
+        gpu: &Gpu,
+        target: &mut crate::graph::Target<'_>,
+        edge: Edge,
+        dims: impl Into<Dims>,
+        shared_bytes: u32,
+        args: A,
+    ) -> Result<()> {
         match target {
             // SAFETY: the caller's contract.
             crate::graph::Target::Stream => unsafe { self.launch(gpu, dims, shared_bytes, args) },
             crate::graph::Target::Graph(recorder) => args.with_pointers(|pointers| {
                 // SAFETY: one pointer per parameter, each to a value of the parameter's type
                 // (`A`), alive for the call; the rest is the caller's contract.
-                unsafe { recorder.add(&self.function, dims, shared_bytes, pointers) }
+                unsafe { recorder.add(&self.function, dims, shared_bytes, pointers, edge) }
             }),
         }
     }

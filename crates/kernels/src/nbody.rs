@@ -29,10 +29,10 @@ use lockstep_shared::nbody::{
 };
 
 /// Bodies per shared-memory tile at most (= the largest block size).
-const MAX_TILE: usize = 1024;
+pub(crate) const MAX_TILE: usize = 1024;
 
 /// A body in shared memory at a 32-bit shared address, 16-byte aligned.
-trait TileIo: Real {
+pub(crate) trait TileIo: Real {
     /// Reads the body at `addr`.
     ///
     /// # Safety
@@ -74,7 +74,7 @@ impl TileIo for f64 {
 }
 
 /// A pair term.
-trait Pair<T: Real> {
+pub(crate) trait Pair<T: Real> {
     /// Whether the tile walk feeds four slots at a time to [`Pair::term4`].
     const GROUPED: bool = false;
     /// The same for the split kernels' strided walk, whose runtime stride ptxas does not
@@ -91,8 +91,8 @@ trait Pair<T: Real> {
     }
 }
 
-struct Exact;
-struct Fast;
+pub(crate) struct Exact;
+pub(crate) struct Fast;
 
 impl<T: Real> Pair<T> for Exact {
     /// f32 only: there the grouping keeps 48 registers (64 warps → 40 per SM at most, still
@@ -315,7 +315,7 @@ unsafe fn shared_stage<T: TileIo, P: Pair<T>>(
 /// As [`shared_stage`], and `blockDim.x` a multiple of 32, `shift ≤ 5`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn split_stage<T: TileIo + WarpShuffleValue, P: Pair<T>>(
+pub(crate) unsafe fn split_stage<T: TileIo + WarpShuffleValue, P: Pair<T>>(
     tile: *mut V4<T>,
     n: u32,
     first: u32,
@@ -498,13 +498,20 @@ nbody_rank_kernels!(
     (nbody_rank_global_f64, nbody_rank_shared_f64, NBODY_RANK_TILE_F64, f64, "f64, exact"),
 );
 
+/// The split stage kernels, one per `(name, tile, float, pair term)`. After `prologue:`, an
+/// expression each kernel evaluates first and a line its doc adds (the sm_90 kernels of
+/// `crate::hopper::nbody` wait there for the grids before them).
 macro_rules! nbody_split_kernels {
-    ($(($name:ident, $tile:ident, $t:ty, $pair:ty, $what:literal)),* $(,)?) => {$(
+    ($(($name:ident, $tile:ident, $t:ty, $pair:ty, $what:literal)),* $(,)?) => {
+        nbody_split_kernels!(prologue: (), ""; $(($name, $tile, $t, $pair, $what)),*);
+    };
+    (prologue: $prologue:expr, $prologue_doc:literal; $(($name:ident, $tile:ident, $t:ty, $pair:ty, $what:literal)),* $(,)?) => {$(
         #[doc = concat!("One RK4 stage with the pair sum split over `2^shift` lanes per body, shared-memory tiles, ", $what, ".")]
         ///
         /// Bodies `first..first + count` of an `n`-body system (a whole system: `first = 0`,
         /// `count = n`); `src`, `dst` hold the whole system's stage positions, `x`, `v` the
         /// `count` bodies and `k` three stages of them.
+        #[doc = $prologue_doc]
         ///
         /// # Safety
         /// `src`, `dst` hold `n` bodies, `x`, `v` `count` and `k` `3·count` (16-byte aligned,
@@ -515,12 +522,14 @@ macro_rules! nbody_split_kernels {
             n: u32, first: u32, count: u32, shift: u32, stage: u32, g: $t, eps2: $t, h: $t,
             src: *const V4<$t>, x: *mut V4<$t>, v: *mut V4<$t>, k: *mut V4<$t>, dst: *mut V4<$t>,
         ) {
+            $prologue;
             let tile = shared_array![$tile: [V4<$t>; MAX_TILE]];
             // SAFETY: the launcher checked every length, the aliasing rule, the shift and the block size.
-            unsafe { split_stage::<$t, $pair>(tile, n, first, count, shift, stage, g, eps2, h, src, x, v, k, dst) }
+            unsafe { $crate::nbody::split_stage::<$t, $pair>(tile, n, first, count, shift, stage, g, eps2, h, src, x, v, k, dst) }
         }
     )*};
 }
+pub(crate) use nbody_split_kernels;
 
 nbody_split_kernels!(
     (nbody_split_f32, NBODY_SPLIT_TILE_F32, f32, Exact, "f32, exact"),

@@ -192,6 +192,7 @@ fn step(ns: &[usize], steps: u64, runs: usize, record: Option<PathBuf>) -> anyho
     anyhow::ensure!(runs >= 1 && steps >= 1, "--runs and --steps must be at least 1");
     let gpu = crate::common::bench_gpu()?;
     let nb = Nbody::new(&gpu)?;
+    let full = Nbody::new(&gpu)?.with_programmatic_launch(false);
     let old = Nbody::with_block_size(&gpu, 256)?.with_split_shift(0)?;
     println!(
         "GPU: {}, module {}; µs per RK4 step (4 stages), median of {runs} runs of {steps} steps",
@@ -199,30 +200,37 @@ fn step(ns: &[usize], steps: u64, runs: usize, record: Option<PathBuf>) -> anyho
         gpu.loaded().what
     );
     println!("pre-split = one lane per body, block 256, plain launches (main before #21 target 2)");
+    println!("edges = the graph's edges between split stages: pdl (programmatic, sm_90 kernels) or full");
+    println!("full µs = the same graph with full edges and the portable split kernels, same call");
     println!(
-        "{:>6} {:>4} {:>6} {:>5} {:>6} {:>10} {:>10} {:>10} {:>8}",
-        "N", "prec", "mode", "lanes", "block", "graph µs", "plain µs", "pre µs", "speedup"
+        "{:>6} {:>4} {:>6} {:>5} {:>6} {:>5} {:>10} {:>10} {:>10} {:>10} {:>8}",
+        "N", "prec", "mode", "lanes", "block", "edges", "graph µs", "full µs", "plain µs", "pre µs", "speedup"
     );
     for &n in ns {
         for prec in ["f32", "f64"] {
             for mode in [Mode::Exact, Mode::Fast] {
-                let (block, (g, pl), (_, pre)) = if prec == "f32" {
+                let (block, pdl, (g, pl), (fg, _), (_, pre)) = if prec == "f32" {
                     (
                         nb.block_for::<f32>(Method::Shared, mode, n)?,
+                        nb.programmatic_launch::<f32>(),
                         step_ms::<f32>(&gpu, &nb, mode, n, steps, runs)?,
+                        step_ms::<f32>(&gpu, &full, mode, n, steps, runs)?,
                         step_ms::<f32>(&gpu, &old, mode, n, steps, runs)?,
                     )
                 } else {
                     (
                         nb.block_for::<f64>(Method::Shared, mode, n)?,
+                        nb.programmatic_launch::<f64>(),
                         step_ms::<f64>(&gpu, &nb, mode, n, steps, runs)?,
+                        step_ms::<f64>(&gpu, &full, mode, n, steps, runs)?,
                         step_ms::<f64>(&gpu, &old, mode, n, steps, runs)?,
                     )
                 };
                 let lanes = 1u32 << nb.shift_for(n);
-                let (g, pl, pre) = (g * 1e3, pl * 1e3, pre * 1e3);
+                let edges = if pdl && lanes > 1 { "pdl" } else { "full" };
+                let (g, fg, pl, pre) = (g * 1e3, fg * 1e3, pl * 1e3, pre * 1e3);
                 println!(
-                    "{n:>6} {prec:>4} {:>6} {lanes:>5} {block:>6} {g:>10.2} {pl:>10.2} {pre:>10.2} {:>7.1}×",
+                    "{n:>6} {prec:>4} {:>6} {lanes:>5} {block:>6} {edges:>5} {g:>10.2} {fg:>10.2} {pl:>10.2} {pre:>10.2} {:>7.1}×",
                     format!("{mode:?}"),
                     pre / g
                 );
@@ -237,7 +245,9 @@ fn step(ns: &[usize], steps: u64, runs: usize, record: Option<PathBuf>) -> anyho
                             "mode",
                             "lanes",
                             "block",
+                            "edges",
                             "µs/step graph",
+                            "µs/step graph full edges",
                             "µs/step plain",
                             "µs/step pre-split",
                             "speedup",
@@ -250,7 +260,9 @@ fn step(ns: &[usize], steps: u64, runs: usize, record: Option<PathBuf>) -> anyho
                             format!("{mode:?}"),
                             lanes.to_string(),
                             block.to_string(),
+                            edges.to_string(),
                             format!("{g:.2}"),
+                            format!("{fg:.2}"),
                             format!("{pl:.2}"),
                             format!("{pre:.2}"),
                             format!("{:.2}", pre / g),

@@ -15,13 +15,17 @@
 //!
 //! **Graphs.** A run of two or more steps between observations records [`GRAPH_STEPS`] steps
 //! (at most) into a CUDA graph once and replays it (`crate::graph`): the same launches with
-//! the same parameters, so the same bits, with a fraction of the launch gaps.
+//! the same parameters, so the same bits, with a fraction of the launch gaps. Where the loaded
+//! module has the sm_90 split kernels that wait for the stage before them themselves
+//! (`nbody_split_pdl_*`, `griddepcontrol.wait` first), split stages launch those and follow each
+//! other by programmatic edges: a stage's blocks are launched while the one before drains
+//! ([`Nbody::with_programmatic_launch`] turns it off; same bits either way).
 
 use super::problem::{Method, Mode, NbodyFloat, NbodyKernels, Params, System, invalid, validate, validate_params};
 use crate::error::{Result, cuda};
 use crate::gpu::Gpu;
 use crate::gpu::{upload, zeroed};
-use crate::graph::{Graph, Target};
+use crate::graph::{Edge, Graph, Target};
 use crate::kernel::Kernel;
 use crate::launch::{Grid1d, expect_len};
 use cust::device::DeviceAttribute;
@@ -154,11 +158,23 @@ pub(crate) fn split_kernel<T: NbodyFloat>(gpu: &Gpu, mode: Mode) -> Result<Split
     })
 }
 
-/// The kernels of one float type: the four stage kernels and the split ones (exact, fast),
-/// with each one's largest block (a multiple of 32) on this GPU.
+/// The split kernels of `T` that wait for the grids before them (`nbody_split_pdl_*`, exact and
+/// fast), or `None` where the loaded module lacks them (they exist in the sm_90 cubin alone).
+fn waiting_split_kernels<T: NbodyFloat>(gpu: &Gpu) -> Option<[SplitStage<'_, T>; 2]> {
+    let (exact, fast) = match T::NAME {
+        "f32" => ("nbody_split_pdl_f32", "nbody_split_pdl_f32_fast"),
+        _ => ("nbody_split_pdl_f64", "nbody_split_pdl_f64_fast"),
+    };
+    Some([gpu.kernel(exact).ok()?, gpu.kernel(fast).ok()?])
+}
+
+/// The kernels of one float type: the four stage kernels and the split ones (exact, fast), the
+/// latter also as kernels that wait for the stage before them where the module has them, with
+/// each one's largest block (a multiple of 32) on this GPU.
 pub(crate) struct NbodySet<'g, T: DeviceCopy> {
     stages: Stages<'g, T>,
     split: [SplitStage<'g, T>; 2],
+    split_waiting: Option<[SplitStage<'g, T>; 2]>,
     stage_max: [u32; 4],
     split_max: [u32; 2],
 }
@@ -180,8 +196,15 @@ impl<'g, T: NbodyFloat> NbodySet<'g, T> {
         for (m, f) in stage_max.iter_mut().zip(&stages) {
             *m = max_block(gpu, f.function())?;
         }
-        let split_max = [max_block(gpu, split[0].function())?, max_block(gpu, split[1].function())?];
-        Ok(NbodySet { stages, split, stage_max, split_max })
+        let split_waiting = waiting_split_kernels::<T>(gpu);
+        let mut split_max = [0; 2];
+        for (i, m) in split_max.iter_mut().enumerate() {
+            *m = max_block(gpu, split[i].function())?;
+            if let Some(w) = &split_waiting {
+                *m = (*m).min(max_block(gpu, w[i].function())?);
+            }
+        }
+        Ok(NbodySet { stages, split, split_waiting, stage_max, split_max })
     }
 }
 
@@ -191,6 +214,7 @@ pub struct Nbody<'g> {
     block: Option<u32>,
     shift: Option<u32>,
     graphs: bool,
+    programmatic: bool,
     sms: u32,
     f32s: NbodySet<'g, f32>,
     f64s: NbodySet<'g, f64>,
@@ -205,6 +229,7 @@ impl<'g> Nbody<'g> {
             block: None,
             shift: None,
             graphs: true,
+            programmatic: true,
             sms,
             f32s: NbodySet::load(
                 gpu,
@@ -240,6 +265,19 @@ impl<'g> Nbody<'g> {
     /// Whether multi-step runs replay CUDA graphs (default `true`; same bits either way).
     pub fn with_graphs(self, graphs: bool) -> Self {
         Nbody { graphs, ..self }
+    }
+
+    /// Whether recorded split stages launch the kernels that wait for the stage before them and
+    /// follow it by programmatic edges, where the module has them (default `true`; same bits
+    /// either way). For benchmarks of the edges' worth.
+    pub fn with_programmatic_launch(self, programmatic: bool) -> Self {
+        Nbody { programmatic, ..self }
+    }
+
+    /// Whether split stages launch the kernels that wait for the stage before them (the module
+    /// has them and [`Nbody::with_programmatic_launch`] left it on).
+    pub fn programmatic_launch<T: NbodyFloat>(&self) -> bool {
+        self.programmatic && T::pick(self).split_waiting.is_some()
     }
 
     /// The fixed threads per block, or `None` when the launcher picks per launch.
@@ -345,13 +383,21 @@ impl<'g> Nbody<'g> {
             // limit ≤ 1024 = the tile limit (block_for); stage < 4 was checked.
             unsafe { f.launch_to(self.gpu, to, grid, 0, (n, stage, g, eps2, h, src, x, v, k, dst)) }
         } else {
-            let f = &set.split[(mode == Mode::Fast) as usize];
+            let fast = (mode == Mode::Fast) as usize;
+            // A programmatic edge only with the `_pdl_` kernels: they wait for the grids
+            // before them (`griddepcontrol.wait`) before any memory access.
+            let (f, edge) = match &set.split_waiting {
+                Some(waiting) if self.programmatic => (&waiting[fast], Edge::Programmatic),
+                _ => (&set.split[fast], Edge::Full),
+            };
             let grid = Grid1d::for_len((n as u64) << shift, block)?;
             // SAFETY: parameters mirror `(n, first, count, shift, stage, g, eps2, h, src, x, v,
             // k, dst)` of the split kernels, a whole system (first = 0, count = n); buffers as
             // above; shift ≤ 5 (split_shift, with_split_shift); the block is a multiple of 32 up
             // to the kernel's limit ≤ 1024 (block_for), so ≥ 2^shift; stage < 4 was checked.
-            unsafe { f.launch_to(self.gpu, to, grid, 0, (n, 0, n, shift, stage, g, eps2, h, src, x, v, k, dst)) }
+            unsafe {
+                f.launch_after(self.gpu, to, edge, grid, 0, (n, 0, n, shift, stage, g, eps2, h, src, x, v, k, dst))
+            }
         }
     }
 
