@@ -79,6 +79,56 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(config())]
+
+    /// The sm_90 marching sweep that overlaps the sweep before (`himeno_jacobi_march_pdl`, every
+    /// tree-gosa sweep after a call's first): the CPU's bits, and the bits of the same run
+    /// without overlap. The sm_90 cubin must have it.
+    #[test]
+    fn himeno_jacobi_march_pdl_matches_the_cpu(
+        mi in 3u32..24, mj in 3u32..20, mk in 3u32..80, iters in 2u32..8, seed: u64, benchmark: bool,
+        block in himeno_blocks(), planes in 1u32..9,
+    ) {
+        let pr = random_problem(mi, mj, mk, seed, benchmark);
+        let want = himeno::himeno_seq(&pr, iters)?;
+        let gpu = gpu_or_skip!();
+        let a = Himeno::new(gpu)?.with_sweep(HimenoSweep::March).with_planes(planes)?;
+        prop_assert_eq!(a.programmatic_launch(), gpu.loaded().what.contains("sm_90"), "module {}", gpu.loaded().what);
+        let (p, gosa) = a.himeno(&pr, iters, gosa_via::TREE, block)?;
+        let (p_off, gosa_off) = a.with_programmatic_launch(false).himeno(&pr, iters, gosa_via::TREE, block)?;
+        let what = |i| format!("point {i} of {mi}x{mj}x{mk}, {iters} sweeps, block {block:?}, {planes} planes");
+        assert_bits_eq("himeno_jacobi_march_pdl pressure", &p, &want.p, what)?;
+        assert_bits_eq("himeno_jacobi_march pressure (no overlap)", &p_off, &want.p, what)?;
+        assert_bits_eq("himeno_jacobi_march_pdl tree gosa", &[gosa, gosa_off], &[want.gosa_tree; 2], |_| format!("{mi}x{mj}x{mk}"))?;
+    }
+}
+
+/// Many overlapped sweeps on a grid of many blocks (several waves of the next sweep waiting
+/// while the one before retires): the bits of the same sweeps without overlap.
+#[test]
+fn himeno_jacobi_march_pdl_long_runs_equal_plain_launches() -> Result<(), TestCaseError> {
+    let pr = random_problem(66, 130, 257, 3, false);
+    let gpu = gpu_or_skip!();
+    for (block, planes) in [((128, 2), 16), ((64, 4), 4)] {
+        let a = Himeno::new(gpu)?.with_sweep(HimenoSweep::March).with_planes(planes)?;
+        let (p, gosa) = a.himeno(&pr, 40, gosa_via::TREE, block)?;
+        let (p_off, gosa_off) = a.with_programmatic_launch(false).himeno(&pr, 40, gosa_via::TREE, block)?;
+        let bad = p.iter().zip(&p_off).position(|(x, y)| x.to_bits() != y.to_bits());
+        prop_assert_eq!(bad, None, "{:?}/{}: pressure differs at {:?}", block, planes, bad);
+        prop_assert_eq!(
+            gosa.to_bits(),
+            gosa_off.to_bits(),
+            "{:?}/{}: gosa {:e} vs {:e}",
+            block,
+            planes,
+            gosa,
+            gosa_off
+        );
+    }
+    Ok(())
+}
+
 /// Level 2 over more than one stride of partials (lanes add several, every group busy, the
 /// groups finished by blocks of the next sweep and by the closing reduce launch), both sweeps,
 /// against the CPU twin's tree: a 40 × 140 × 260 grid has 38·138·8 = 41,952 partials.

@@ -98,7 +98,7 @@ const LAUNCHED_BY: &[(&[&str], &str)] = &[
     (&["histogram_f64", "histogram_private_f64"], "histogram_f64"),
     (&["histogram_fixed"], "histogram_fixed"),
     (&["histogram_private_fixed"], "histogram_fixed_raw"),
-    (&["himeno_jacobi", "himeno_jacobi_march", "himeno_gosa_reduce"], "himeno"),
+    (&["himeno_jacobi", "himeno_jacobi_march", "himeno_jacobi_march_pdl", "himeno_gosa_reduce"], "himeno"),
     (&["matmul_global_i32", "matmul_global_i64", "matmul_shared_i32", "matmul_shared_i64"], "multiply"),
     (&["mg_init_tables", "mg_step", "mg_step_s2", "mg_grid_sync", "mg_grid_sync_s2"], "play"),
     (&["mg_standalone", "mg_standalone_s2", "mg_standalone_s2t"], "play_standalone"),

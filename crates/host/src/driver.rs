@@ -33,7 +33,8 @@ extern "C" fn not_loaded() -> u32 {
 /// undefined symbol at link time), plus those lockstep calls itself through `cust::sys`:
 /// `cuFuncSetAttribute`, and the graph API of [`crate::graph`] (`cuGraphCreate`,
 /// `cuGraphAddKernelNode`, `cuGraphAddDependencies{,_v2}`, `cuGraphInstantiateWithFlags`,
-/// `cuGraphLaunch`, `cuGraphExecDestroy`, `cuGraphDestroy`).
+/// `cuGraphLaunch`, `cuGraphExecDestroy`, `cuGraphDestroy`), and `cuLaunchKernelEx` of
+/// [`crate::pdl`].
 #[cfg(lazy_cuda)]
 macro_rules! driver_functions {
     ($($name:ident),* $(,)?) => {
@@ -144,6 +145,7 @@ driver_functions![
     cuInit,
     cuLaunchHostFunc,
     cuLaunchKernel,
+    cuLaunchKernelEx,
     cuLinkAddData_v2,
     cuLinkComplete,
     cuLinkCreate_v2,

@@ -14,15 +14,15 @@
 //! inside a graph the kernels follow each other with far smaller gaps).
 //!
 //! **Edges.** A launch follows the one before it by a full edge (it starts after that one
-//! completed), or — for kernels that wait for the grids before them themselves (the sm_90
-//! `*_pdl_*` kernels, `griddepcontrol.wait` before any memory access) — by a programmatic
-//! edge ([`Edge::Programmatic`]): its blocks are launched while the one before drains, and the
-//! wait inside gives the same order of memory accesses, hence the same bits. A driver without
-//! programmatic edges (before CUDA 12.3) gets a full edge instead.
+//! completed), or — for the sm_90 `*_pdl_*` kernels, which wait for the grids before them
+//! themselves (`crate::pdl`) — by a programmatic edge ([`Edge::Programmatic`]): its blocks are
+//! launched while the one before drains. A driver without programmatic edges (before CUDA
+//! 12.3) gets a full edge instead.
 
 use crate::error::{Result, driver};
 use crate::gpu::Gpu;
 use crate::launch::Dims;
+use crate::pdl::Edge;
 use cust::function::Function;
 use cust::sys::{
     CUDA_KERNEL_NODE_PARAMS, CUgraph, CUgraphExec, CUgraphNode, cuGraphAddDependencies, cuGraphAddKernelNode,
@@ -57,17 +57,6 @@ unsafe extern "C" {
         data: *const EdgeData,
         count: usize,
     ) -> cust::sys::CUresult;
-}
-
-/// How a recorded launch follows the launch recorded before it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Edge {
-    /// After the launch before has completed, its writes visible: any kernel.
-    Full,
-    /// As soon as every block of the launch before has signalled or exited: only for a kernel
-    /// that waits for the grids before it (`griddepcontrol.wait`) before it reads or writes
-    /// memory. A full edge where the driver has no programmatic edges.
-    Programmatic,
 }
 
 /// An instantiated graph of `gpu`'s launches, ready to replay on its stream.

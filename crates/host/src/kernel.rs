@@ -13,8 +13,8 @@
 
 use crate::error::Result;
 use crate::gpu::Gpu;
-use crate::graph::Edge;
 use crate::launch::Dims;
+use crate::pdl::Edge;
 use cust::function::Function;
 use cust::memory::DeviceCopy;
 use std::ffi::c_void;
@@ -105,12 +105,11 @@ impl<'g, A: KernelArgs> Kernel<'g, A> {
         unsafe { self.launch_after(gpu, target, Edge::Full, dims, shared_bytes, args) }
     }
 
-    /// As [`Kernel::launch_to`], following the launch before it in a graph by `edge` (on the
-    /// stream: plainly).
+    /// As [`Kernel::launch_to`], following the launch before it on `target` by `edge`.
     ///
     /// # Safety
-    /// As [`Kernel::launch_to`]; with [`Edge::Programmatic`] the kernel waits for the grids
-    /// before it (`griddepcontrol.wait`) before any memory access (the sm_90 `*_pdl_*` kernels).
+    /// As [`Kernel::launch_to`]; with [`Edge::Programmatic`], `crate::pdl`'s invariant: the
+    /// kernel is a `*_pdl_*` kernel.
     pub(crate) unsafe fn launch_after(
         &self,
         gpu: &Gpu,
@@ -120,10 +119,15 @@ impl<'g, A: KernelArgs> Kernel<'g, A> {
         shared_bytes: u32,
         args: A,
     ) -> Result<()> {
-        match target {
+        match (target, edge) {
             // SAFETY: the caller's contract.
-            crate::graph::Target::Stream => unsafe { self.launch(gpu, dims, shared_bytes, args) },
-            crate::graph::Target::Graph(recorder) => args.with_pointers(|pointers| {
+            (crate::graph::Target::Stream, Edge::Full) => unsafe { self.launch(gpu, dims, shared_bytes, args) },
+            (crate::graph::Target::Stream, Edge::Programmatic) => args.with_pointers(|pointers| {
+                // SAFETY: one pointer per parameter, each to a value of the parameter's type
+                // (`A`), alive for the call; the rest is the caller's contract.
+                unsafe { gpu.launch_programmatic(&self.function, self.name, dims, shared_bytes, pointers) }
+            }),
+            (crate::graph::Target::Graph(recorder), edge) => args.with_pointers(|pointers| {
                 // SAFETY: one pointer per parameter, each to a value of the parameter's type
                 // (`A`), alive for the call; the rest is the caller's contract.
                 unsafe { recorder.add(&self.function, dims, shared_bytes, pointers, edge) }

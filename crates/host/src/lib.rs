@@ -42,6 +42,8 @@ pub mod matmul;
 pub mod mg;
 pub mod nbody;
 #[cfg(feature = "gpu")]
+mod pdl;
+#[cfg(feature = "gpu")]
 mod pinned;
 pub mod ptx;
 pub mod stream;

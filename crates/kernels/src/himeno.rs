@@ -21,7 +21,7 @@ use lockstep_shared::reduce::WARP_TREE_OFFSETS;
 /// this function touches `sums` and `count` during the launch, each group once.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn level2_group(
+pub(crate) unsafe fn level2_group(
     partials: *const f32,
     len: usize,
     g: usize,
@@ -120,7 +120,7 @@ unsafe fn level2_group(
 /// `prev_len` values, `sums` `LEVEL2_GROUPS`, `count` one `u32` that is 0 at the launch's start,
 /// `gosa` one, none of them touched by anything else during the launch.
 #[inline(always)]
-unsafe fn level2_in_sweep(prev: *const f32, prev_len: u32, sums: *mut f32, count: *mut u32, gosa: *mut f32) {
+pub(crate) unsafe fn level2_in_sweep(prev: *const f32, prev_len: u32, sums: *mut f32, count: *mut u32, gosa: *mut f32) {
     if prev_len == 0 {
         return;
     }
@@ -142,7 +142,7 @@ unsafe fn level2_in_sweep(prev: *const f32, prev_len: u32, sums: *mut f32, count
 /// # Safety
 /// `idx` is a point of the grid and the arrays are as [`himeno_jacobi`]'s contract says.
 #[inline(always)]
-unsafe fn coefs_at(
+pub(crate) unsafe fn coefs_at(
     a: *const f32,
     b: *const f32,
     c: *const f32,
@@ -291,160 +291,175 @@ pub unsafe extern "ptx-kernel" fn himeno_jacobi(
     }
 }
 
-/// The Himeno sweep marching along i (issue #21): the block owns a `blockDim.x × blockDim.y`
-/// tile of `(k, j)` (thread x ↦ k − 1, y ↦ j − 1 as in [`himeno_jacobi`]) and walks the
-/// `q = ceil((mi − 2) / gridDim.z)` planes from `i = 1 + q·blockIdx.z`. The pressure of planes
-/// `i − 1, i, i + 1` (tile plus a one-point halo) sits in a ring of four shared-memory planes;
-/// plane `i + 2` is loaded into registers while plane `i` is computed and stored into the free
-/// ring slot after, one barrier per plane. Each `p` value is read from global memory once per
-/// block (plus the halo) instead of once per neighbour; the coefficients are read as before.
-/// gosa and level 2 exactly as [`himeno_jacobi`] (the same `jacobi_point`, the same tree).
-///
-/// # Safety
-/// As [`himeno_jacobi`], and the launch passes `4·(blockDim.x + 2)·(blockDim.y + 2)·4` bytes of
-/// dynamic shared memory.
-#[unsafe(no_mangle)]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "ptx-kernel" fn himeno_jacobi_march(
-    dims: Dims,
-    omega: f32,
-    a: *const f32,
-    b: *const f32,
-    c: *const f32,
-    bnd: *const f32,
-    wrk1: *const f32,
-    p: *const f32,
-    p_out: *mut f32,
-    gosa: *mut f32,
-    partials: *mut f32,
-    prev: *const f32,
-    prev_len: u32,
-    sums: *mut f32,
-    count: *mut u32,
-) {
-    // SAFETY: every thread calls it first; the buffers are as the contract above says.
-    unsafe { level2_in_sweep(prev, prev_len, sums, count, gosa) };
-    let Dims { mi, mj, mk, gosa_via: mode } = dims;
-    let (bx, by, tx, ty) = (block_dim_x(), block_dim_y(), thread_idx_x(), thread_idx_y());
-    let q = (mi.saturating_sub(2)).div_ceil(grid_dim_z());
-    let i0 = 1 + q * block_idx_z();
-    if i0 + 1 >= mi {
-        return; // the whole block: no plane left for it
-    }
-    let planes = q.min(mi - 1 - i0);
-    let (k0, j0) = (1 + bx * block_idx_x(), 1 + by * block_idx_y());
-    let (k, j) = (k0 + tx, j0 + ty);
-    let row_ok = j + 1 < mj; // uniform over a warp
-    let inside = row_ok && k + 1 < mk;
-    let (w, h) = (bx + 2, by + 2);
-    let tiles = shared_addr(dynamic_shared!(HIMENO_MARCH_TILES));
-    // Ring slot s, tile row r (j = j0 − 1 + r), column cc (k = k0 − 1 + cc).
-    let cell = move |s: u32, r: u32, cc: u32| tiles + 4 * ((s * h + r) * w + cc);
-    let plane = mi as usize * mj as usize * mk as usize;
-    let (mjs, mks) = (mj as usize, mk as usize);
-    // This thread's share of a plane's tile: rows ty + m·by (m < 3), columns tx + n·bx (n < 2),
-    // inside the tile; points outside the grid read as 0 (no interior point reads them). Six
-    // named values, not an array: an array indexed in a loop went to local memory.
-    type Share = (f32, f32, f32, f32, f32, f32);
-    let load_one = |i: u32, m: u32, n: u32| {
-        let (r, cc) = (ty + m * by, tx + n * bx);
-        let (jj, kk) = (j0 - 1 + r, k0 - 1 + cc);
-        if r < h && cc < w && jj < mj && kk < mk {
-            // SAFETY: (i, jj, kk) is a point of the grid.
-            unsafe { *p.add((i as usize * mjs + jj as usize) * mks + kk as usize) }
-        } else {
-            0.0
-        }
+/// [`himeno_jacobi_march`] by name (and the sm_90 twin that waits for the sweep before it,
+/// `crate::hopper::himeno`): after `prologue:`, an expression the kernel evaluates first and a
+/// line its doc adds.
+macro_rules! himeno_march_kernel {
+    ($name:ident) => {
+        himeno_march_kernel!($name, prologue: (), "");
     };
-    let load_plane = |i: u32| -> Share {
-        (
-            load_one(i, 0, 0),
-            load_one(i, 0, 1),
-            load_one(i, 1, 0),
-            load_one(i, 1, 1),
-            load_one(i, 2, 0),
-            load_one(i, 2, 1),
-        )
-    };
-    let store_one = |s: u32, m: u32, n: u32, v: f32| {
-        let (r, cc) = (ty + m * by, tx + n * bx);
-        if r < h && cc < w {
-            // SAFETY: r < h, cc < w, s < 4: inside the dynamic shared memory.
-            unsafe { st_shared_f32(cell(s, r, cc), v) };
-        }
-    };
-    let store_plane = |s: u32, v: Share| {
-        store_one(s, 0, 0, v.0);
-        store_one(s, 0, 1, v.1);
-        store_one(s, 1, 0, v.2);
-        store_one(s, 1, 1, v.3);
-        store_one(s, 2, 0, v.4);
-        store_one(s, 2, 1, v.5);
-    };
-    let chunk = (k0 - 1 + tx) / 32;
-    let cpr = himeno::chunks_per_row(mk);
-    store_plane((i0 - 1) & 3, load_plane(i0 - 1));
-    store_plane(i0 & 3, load_plane(i0));
-    store_plane((i0 + 1) & 3, load_plane(i0 + 1));
-    let mut u = 0;
-    while u < planes {
-        let i = i0 + u;
-        // Planes i − 1, i, i + 1 are in the ring; every thread is done with plane i − 1's step,
-        // so slot (i + 2) & 3 is free.
-        sync_threads();
-        let more = u + 1 < planes; // uniform: then i + 2 ≤ mi − 1
-        let next = if more { load_plane(i + 2) } else { (0.0, 0.0, 0.0, 0.0, 0.0, 0.0) };
-        let mut sq = 0.0f32;
-        if inside {
-            let idx = (i as usize * mjs + j as usize) * mks + k as usize;
-            let at = |di: isize, dj: isize, dk: isize| {
-                let s = (i as isize + di) as u32 & 3;
-                // SAFETY: |di|, |dj|, |dk| ≤ 1 around an interior point of the tile: inside the ring.
-                unsafe { ld_shared_f32(cell(s, (ty as isize + 1 + dj) as u32, (tx as isize + 1 + dk) as u32)) }
+    ($name:ident, prologue: $prologue:expr, $prologue_doc:literal) => {
+        /// The Himeno sweep marching along i (issue #21): the block owns a `blockDim.x × blockDim.y`
+        /// tile of `(k, j)` (thread x ↦ k − 1, y ↦ j − 1 as in [`himeno_jacobi`]) and walks the
+        /// `q = ceil((mi − 2) / gridDim.z)` planes from `i = 1 + q·blockIdx.z`. The pressure of planes
+        /// `i − 1, i, i + 1` (tile plus a one-point halo) sits in a ring of four shared-memory planes;
+        /// plane `i + 2` is loaded into registers while plane `i` is computed and stored into the free
+        /// ring slot after, one barrier per plane. Each `p` value is read from global memory once per
+        /// block (plus the halo) instead of once per neighbour; the coefficients are read as before.
+        /// gosa and level 2 exactly as [`himeno_jacobi`] (the same `jacobi_point`, the same tree).
+        ///
+        /// # Safety
+        /// As [`himeno_jacobi`], and the launch passes `4·(blockDim.x + 2)·(blockDim.y + 2)·4` bytes of
+        /// dynamic shared memory.
+        #[doc = $prologue_doc]
+        #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "ptx-kernel" fn $name(
+            dims: Dims,
+            omega: f32,
+            a: *const f32,
+            b: *const f32,
+            c: *const f32,
+            bnd: *const f32,
+            wrk1: *const f32,
+            p: *const f32,
+            p_out: *mut f32,
+            gosa: *mut f32,
+            partials: *mut f32,
+            prev: *const f32,
+            prev_len: u32,
+            sums: *mut f32,
+            count: *mut u32,
+        ) {
+            $prologue;
+            // SAFETY: every thread calls it first; the buffers are as the contract above says.
+            unsafe { level2_in_sweep(prev, prev_len, sums, count, gosa) };
+            let Dims { mi, mj, mk, gosa_via: mode } = dims;
+            let (bx, by, tx, ty) = (block_dim_x(), block_dim_y(), thread_idx_x(), thread_idx_y());
+            let q = (mi.saturating_sub(2)).div_ceil(grid_dim_z());
+            let i0 = 1 + q * block_idx_z();
+            if i0 + 1 >= mi {
+                return; // the whole block: no plane left for it
+            }
+            let planes = q.min(mi - 1 - i0);
+            let (k0, j0) = (1 + bx * block_idx_x(), 1 + by * block_idx_y());
+            let (k, j) = (k0 + tx, j0 + ty);
+            let row_ok = j + 1 < mj; // uniform over a warp
+            let inside = row_ok && k + 1 < mk;
+            let (w, h) = (bx + 2, by + 2);
+            let tiles = shared_addr(dynamic_shared!(HIMENO_MARCH_TILES));
+            // Ring slot s, tile row r (j = j0 − 1 + r), column cc (k = k0 − 1 + cc).
+            let cell = move |s: u32, r: u32, cc: u32| tiles + 4 * ((s * h + r) * w + cc);
+            let plane = mi as usize * mj as usize * mk as usize;
+            let (mjs, mks) = (mj as usize, mk as usize);
+            // This thread's share of a plane's tile: rows ty + m·by (m < 3), columns tx + n·bx (n < 2),
+            // inside the tile; points outside the grid read as 0 (no interior point reads them). Six
+            // named values, not an array: an array indexed in a loop went to local memory.
+            type Share = (f32, f32, f32, f32, f32, f32);
+            let load_one = |i: u32, m: u32, n: u32| {
+                let (r, cc) = (ty + m * by, tx + n * bx);
+                let (jj, kk) = (j0 - 1 + r, k0 - 1 + cc);
+                if r < h && cc < w && jj < mj && kk < mk {
+                    // SAFETY: (i, jj, kk) is a point of the grid.
+                    unsafe { *p.add((i as usize * mjs + jj as usize) * mks + kk as usize) }
+                } else {
+                    0.0
+                }
             };
-            // SAFETY: idx is an interior point; the coefficient planes are where the contract puts them.
-            let co = unsafe { coefs_at(a, b, c, bnd, wrk1, plane, idx) };
-            let (ss, new) = jacobi_point(at, &co, omega);
-            // SAFETY: an interior point of p_out.
-            unsafe { *p_out.add(idx) = new };
-            sq = ss * ss;
-        }
-        match mode {
-            gosa_via::PLAIN => {
+            let load_plane = |i: u32| -> Share {
+                (
+                    load_one(i, 0, 0),
+                    load_one(i, 0, 1),
+                    load_one(i, 1, 0),
+                    load_one(i, 1, 1),
+                    load_one(i, 2, 0),
+                    load_one(i, 2, 1),
+                )
+            };
+            let store_one = |s: u32, m: u32, n: u32, v: f32| {
+                let (r, cc) = (ty + m * by, tx + n * bx);
+                if r < h && cc < w {
+                    // SAFETY: r < h, cc < w, s < 4: inside the dynamic shared memory.
+                    unsafe { st_shared_f32(cell(s, r, cc), v) };
+                }
+            };
+            let store_plane = |s: u32, v: Share| {
+                store_one(s, 0, 0, v.0);
+                store_one(s, 0, 1, v.1);
+                store_one(s, 1, 0, v.2);
+                store_one(s, 1, 1, v.3);
+                store_one(s, 2, 0, v.4);
+                store_one(s, 2, 1, v.5);
+            };
+            let chunk = (k0 - 1 + tx) / 32;
+            let cpr = himeno::chunks_per_row(mk);
+            store_plane((i0 - 1) & 3, load_plane(i0 - 1));
+            store_plane(i0 & 3, load_plane(i0));
+            store_plane((i0 + 1) & 3, load_plane(i0 + 1));
+            let mut u = 0;
+            while u < planes {
+                let i = i0 + u;
+                // Planes i − 1, i, i + 1 are in the ring; every thread is done with plane i − 1's step,
+                // so slot (i + 2) & 3 is free.
+                sync_threads();
+                let more = u + 1 < planes; // uniform: then i + 2 ≤ mi − 1
+                let next = if more { load_plane(i + 2) } else { (0.0, 0.0, 0.0, 0.0, 0.0, 0.0) };
+                let mut sq = 0.0f32;
                 if inside {
-                    // SAFETY: gosa is one f32 on the device.
-                    unsafe { atomic_add(gosa, sq) };
+                    let idx = (i as usize * mjs + j as usize) * mks + k as usize;
+                    let at = |di: isize, dj: isize, dk: isize| {
+                        let s = (i as isize + di) as u32 & 3;
+                        // SAFETY: |di|, |dj|, |dk| ≤ 1 around an interior point of the tile: inside the ring.
+                        unsafe { ld_shared_f32(cell(s, (ty as isize + 1 + dj) as u32, (tx as isize + 1 + dk) as u32)) }
+                    };
+                    // SAFETY: idx is an interior point; the coefficient planes are where the contract puts them.
+                    let co = unsafe { coefs_at(a, b, c, bnd, wrk1, plane, idx) };
+                    let (ss, new) = jacobi_point(at, &co, omega);
+                    // SAFETY: an interior point of p_out.
+                    unsafe { *p_out.add(idx) = new };
+                    sq = ss * ss;
                 }
-            }
-            gosa_via::AGGREGATED => {
-                if inside {
-                    // SAFETY: as above.
-                    unsafe { atomic_add_aggregated(gosa, sq) };
+                match mode {
+                    gosa_via::PLAIN => {
+                        if inside {
+                            // SAFETY: gosa is one f32 on the device.
+                            unsafe { atomic_add(gosa, sq) };
+                        }
+                    }
+                    gosa_via::AGGREGATED => {
+                        if inside {
+                            // SAFETY: as above.
+                            unsafe { atomic_add_aggregated(gosa, sq) };
+                        }
+                    }
+                    _ => {
+                        // Every lane of the warp is here (the branch above has closed). The offsets by
+                        // constant index: a loop over the array stayed a loop over local memory here.
+                        let mut s = sq;
+                        let [d0, d1, d2, d3, d4] = WARP_TREE_OFFSETS;
+                        s += warp_shuffle_down(FULL_MASK, s, d0);
+                        s += warp_shuffle_down(FULL_MASK, s, d1);
+                        s += warp_shuffle_down(FULL_MASK, s, d2);
+                        s += warp_shuffle_down(FULL_MASK, s, d3);
+                        s += warp_shuffle_down(FULL_MASK, s, d4);
+                        if row_ok && lane_id() == 0 && chunk < cpr {
+                            let row = (i as usize - 1) * (mj as usize - 2) + (j as usize - 1);
+                            // SAFETY: row < (mi−2)(mj−2) and chunk < cpr: inside partials.
+                            unsafe { *partials.add(row * cpr as usize + chunk as usize) = s };
+                        }
+                    }
                 }
-            }
-            _ => {
-                // Every lane of the warp is here (the branch above has closed). The offsets by
-                // constant index: a loop over the array stayed a loop over local memory here.
-                let mut s = sq;
-                let [d0, d1, d2, d3, d4] = WARP_TREE_OFFSETS;
-                s += warp_shuffle_down(FULL_MASK, s, d0);
-                s += warp_shuffle_down(FULL_MASK, s, d1);
-                s += warp_shuffle_down(FULL_MASK, s, d2);
-                s += warp_shuffle_down(FULL_MASK, s, d3);
-                s += warp_shuffle_down(FULL_MASK, s, d4);
-                if row_ok && lane_id() == 0 && chunk < cpr {
-                    let row = (i as usize - 1) * (mj as usize - 2) + (j as usize - 1);
-                    // SAFETY: row < (mi−2)(mj−2) and chunk < cpr: inside partials.
-                    unsafe { *partials.add(row * cpr as usize + chunk as usize) = s };
+                if more {
+                    store_plane((i + 2) & 3, next);
                 }
+                u += 1;
             }
         }
-        if more {
-            store_plane((i + 2) & 3, next);
-        }
-        u += 1;
-    }
+    };
 }
+pub(crate) use himeno_march_kernel;
+
+himeno_march_kernel!(himeno_jacobi_march);
 
 /// Level 2 of the deterministic gosa on its own (after a launch's last sweep): block `g` of
 /// `LEVEL2_GROUPS` sums group `g` of `partials[..len]`; the last to finish writes `*out`.

@@ -38,6 +38,11 @@ pub struct Args {
     /// (himeno_jacobi_march, blocks marching along i with the pressure in shared memory).
     #[arg(long, value_delimiter = ',', default_value = "thread")]
     sweep: Vec<String>,
+    /// Overlap of each marching tree-gosa sweep with the sweep before (programmatic launch of
+    /// the sm_90 `himeno_jacobi_march_pdl`, where the module has it), comma-separated: on, off.
+    /// The block column marks sweeps that overlapped `+pdl`.
+    #[arg(long, value_delimiter = ',', default_value = "on")]
+    overlap: Vec<String>,
     /// Sweeps of the CPU versions (single thread and rayon), on sizes up to M; 0 skips them.
     #[arg(long, default_value_t = 2)]
     cpu_iters: u32,
@@ -85,6 +90,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         &[("plain", gosa_via::PLAIN), ("agg", gosa_via::AGGREGATED), ("tree", gosa_via::TREE)],
     )?;
     let sweeps = by_name("--sweep", &args.sweep, &[("thread", HimenoSweep::PerThread), ("march", HimenoSweep::March)])?;
+    let overlaps = by_name("--overlap", &args.overlap, &[("on", true), ("off", false)])?;
     let gpu = crate::common::bench_gpu()?;
     let a = Himeno::new(&gpu)?;
     // Bandwidth yardstick: a device-to-device copy of 1 GiB.
@@ -101,7 +107,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.iters
     );
     println!(
-        "{:>4} {:>6} {:>15} {:>11} {:>11} {:>10} {:>10} {:>8}  gosa",
+        "{:>4} {:>6} {:>20} {:>11} {:>11} {:>10} {:>10} {:>8}  gosa",
         "size", "gosa", "block", "ms/sweep", "MFLOPS", "GB/s", "bound MF", "% bound"
     );
     for name in &args.sizes {
@@ -114,14 +120,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             for w in &sweeps {
                 for s in &shapes {
                     for &q in &args.planes {
-                        combos.push((*m, *w, *s, q));
+                        for &(o, _) in &overlaps {
+                            combos.push((*m, *w, *s, q, o));
+                        }
                     }
                 }
             }
         }
-        for ((mode, mname), (sweep, wname), (bx, by), q) in combos {
-            let a = Himeno::new(&gpu)?.with_sweep(sweep).with_planes(q)?;
-            let block = format!("{wname} {bx}x{by}/{q}");
+        for ((mode, mname), (sweep, wname), (bx, by), q, overlap) in combos {
+            let a = Himeno::new(&gpu)?.with_sweep(sweep).with_planes(q)?.with_programmatic_launch(overlap);
+            let pdl = a.programmatic_launch() && sweep == HimenoSweep::March && mode == gosa_via::TREE;
+            let block = format!("{wname} {bx}x{by}/{q}{}", if pdl { " +pdl" } else { "" });
             let t =
                 time_gpu(&gpu, 1, args.runs, || a.himeno_iterate_on_device(&mut state, args.iters, mode, (bx, by)))?;
             let per = t.median_ms() / args.iters as f64;
@@ -129,7 +138,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let gbs = BYTES_PER_POINT * pts / (per * 1e-3) / 1e9;
             let (_, gosa) = state.download()?;
             println!(
-                "{name:>4} {mname:>6} {block:>15} {per:>11.4} {mflops:>11.0} {gbs:>10.0} {bound_mflops:>10.0} {:>7.1}%  {gosa:e}",
+                "{name:>4} {mname:>6} {block:>20} {per:>11.4} {mflops:>11.0} {gbs:>10.0} {bound_mflops:>10.0} {:>7.1}%  {gosa:e}",
                 100.0 * mflops / bound_mflops
             );
             if let Some(path) = &args.record {
@@ -175,7 +184,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 let per = t0.elapsed().as_secs_f64() * 1e3 / args.cpu_iters as f64;
                 let mflops = FLOPS_PER_POINT * pts / (per * 1e-3) / 1e6;
                 println!(
-                    "{name:>4} {label:>6} {:>15} {per:>11.4} {mflops:>11.0} {:>10} {:>10} {:>8}  {:e}",
+                    "{name:>4} {label:>6} {:>20} {per:>11.4} {mflops:>11.0} {:>10} {:>10} {:>8}  {:e}",
                     "-", "-", "-", "-", r.gosa_seq
                 );
             }

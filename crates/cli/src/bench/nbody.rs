@@ -200,16 +200,27 @@ fn step(ns: &[usize], steps: u64, runs: usize, record: Option<PathBuf>) -> anyho
         gpu.loaded().what
     );
     println!("pre-split = one lane per body, block 256, plain launches (main before #21 target 2)");
-    println!("edges = the graph's edges between split stages: pdl (programmatic, sm_90 kernels) or full");
-    println!("full µs = the same graph with full edges and the portable split kernels, same call");
+    println!("edges = how split stages follow each other: pdl (programmatic launch, sm_90 kernels) or full");
+    println!("…full = the same launches with full edges and the portable split kernels, same call");
     println!(
-        "{:>6} {:>4} {:>6} {:>5} {:>6} {:>5} {:>10} {:>10} {:>10} {:>10} {:>8}",
-        "N", "prec", "mode", "lanes", "block", "edges", "graph µs", "full µs", "plain µs", "pre µs", "speedup"
+        "{:>6} {:>4} {:>6} {:>5} {:>6} {:>5} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}",
+        "N",
+        "prec",
+        "mode",
+        "lanes",
+        "block",
+        "edges",
+        "graph µs",
+        "g.full µs",
+        "plain µs",
+        "p.full µs",
+        "pre µs",
+        "speedup"
     );
     for &n in ns {
         for prec in ["f32", "f64"] {
             for mode in [Mode::Exact, Mode::Fast] {
-                let (block, pdl, (g, pl), (fg, _), (_, pre)) = if prec == "f32" {
+                let (block, pdl, (g, pl), (fg, fpl), (_, pre)) = if prec == "f32" {
                     (
                         nb.block_for::<f32>(Method::Shared, mode, n)?,
                         nb.programmatic_launch::<f32>(),
@@ -228,9 +239,9 @@ fn step(ns: &[usize], steps: u64, runs: usize, record: Option<PathBuf>) -> anyho
                 };
                 let lanes = 1u32 << nb.shift_for(n);
                 let edges = if pdl && lanes > 1 { "pdl" } else { "full" };
-                let (g, fg, pl, pre) = (g * 1e3, fg * 1e3, pl * 1e3, pre * 1e3);
+                let (g, fg, pl, fpl, pre) = (g * 1e3, fg * 1e3, pl * 1e3, fpl * 1e3, pre * 1e3);
                 println!(
-                    "{n:>6} {prec:>4} {:>6} {lanes:>5} {block:>6} {edges:>5} {g:>10.2} {fg:>10.2} {pl:>10.2} {pre:>10.2} {:>7.1}×",
+                    "{n:>6} {prec:>4} {:>6} {lanes:>5} {block:>6} {edges:>5} {g:>10.2} {fg:>10.2} {pl:>10.2} {fpl:>10.2} {pre:>10.2} {:>7.1}×",
                     format!("{mode:?}"),
                     pre / g
                 );
@@ -249,6 +260,7 @@ fn step(ns: &[usize], steps: u64, runs: usize, record: Option<PathBuf>) -> anyho
                             "µs/step graph",
                             "µs/step graph full edges",
                             "µs/step plain",
+                            "µs/step plain full edges",
                             "µs/step pre-split",
                             "speedup",
                         ],
@@ -264,6 +276,7 @@ fn step(ns: &[usize], steps: u64, runs: usize, record: Option<PathBuf>) -> anyho
                             format!("{g:.2}"),
                             format!("{fg:.2}"),
                             format!("{pl:.2}"),
+                            format!("{fpl:.2}"),
                             format!("{pre:.2}"),
                             format!("{:.2}", pre / g),
                         ],

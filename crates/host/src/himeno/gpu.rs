@@ -1,11 +1,18 @@
 //! Launcher for `crates/kernels/src/himeno.rs`: the Himeno Jacobi sweep with its three gosa
 //! reductions (plain atomics, aggregated atomics, the two-level tree).
+//!
+//! Where the loaded module has the sm_90 marching sweep that waits for the sweep before it
+//! (`himeno_jacobi_march_pdl`, `griddepcontrol.wait` first), every tree-gosa marching sweep after a call's
+//! first launches that one, overlapping the sweep before (`crate::pdl`): its blocks become
+//! resident as the sweep before retires ([`Himeno::with_programmatic_launch`] turns it off; the
+//! same bits either way).
 
 use super::problem::HimenoProblem;
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, download, upload, zero_async, zeroed};
 use crate::kernel::{Kernel, Param};
 use crate::launch::{Dims as LaunchDims, Grid1d, len_u32};
+use crate::pdl::Edge;
 use cust::memory::{DeviceBuffer, DeviceCopy, DevicePointer};
 use lockstep_shared::himeno::{self, OMEGA, gosa_via};
 
@@ -97,6 +104,10 @@ pub struct Himeno<'g> {
     sweep: HimenoSweep,
     himeno_jacobi: Kernel<'g, SweepParams>,
     himeno_jacobi_march: Kernel<'g, SweepParams>,
+    /// The marching sweep that waits for the sweep before it (sm_90 cubin only).
+    himeno_jacobi_march_pdl: Option<Kernel<'g, SweepParams>>,
+    /// Whether marching sweeps after the first overlap the sweep before (where the module can).
+    programmatic: bool,
     /// `(partials, len, sums, count, out)`.
     #[allow(clippy::type_complexity)]
     himeno_gosa_reduce:
@@ -112,6 +123,8 @@ impl<'g> Himeno<'g> {
             sweep: HimenoSweep::March,
             himeno_jacobi: gpu.kernel("himeno_jacobi")?,
             himeno_jacobi_march: gpu.kernel("himeno_jacobi_march")?,
+            himeno_jacobi_march_pdl: gpu.kernel("himeno_jacobi_march_pdl").ok(),
+            programmatic: true,
             himeno_gosa_reduce: gpu.kernel("himeno_gosa_reduce")?,
         })
     }
@@ -121,6 +134,20 @@ impl<'g> Himeno<'g> {
     pub fn with_sweep(mut self, sweep: HimenoSweep) -> Self {
         self.sweep = sweep;
         self
+    }
+
+    /// Whether marching sweeps after a call's first launch the sm_90 sweep that waits for the
+    /// sweep before it and overlap it, where the module has it (default `true`; the same bits
+    /// either way). For benchmarks of the overlap's worth.
+    pub fn with_programmatic_launch(mut self, programmatic: bool) -> Self {
+        self.programmatic = programmatic;
+        self
+    }
+
+    /// Whether marching sweeps overlap the sweep before ([`Himeno::with_programmatic_launch`] on
+    /// and the module has the kernel).
+    pub fn programmatic_launch(&self) -> bool {
+        self.programmatic && self.himeno_jacobi_march_pdl.is_some()
     }
 
     /// Sets how many consecutive i planes each block of the Himeno sweep covers (default
@@ -236,12 +263,20 @@ impl<'g> Himeno<'g> {
             // (mi−2)(mj−2)·chunks_per_row(mk) slots each; sums has LEVEL2_GROUPS, count one u32
             // left at 0 by the previous launch's last group; the marching sweep gets its four
             // shared planes, 16·(x + 2)·(y + 2) bytes.
+            // After the first sweep, the marching sweep that waits for the one before (same
+            // parameters, same body), overlapping it.
+            let (kernel, edge) = match (&self.himeno_jacobi_march_pdl, self.sweep) {
+                (Some(pdl), HimenoSweep::March) if self.programmatic && tree && it > 0 => (pdl, Edge::Programmatic),
+                _ => (kernel, Edge::Full),
+            };
             // SAFETY: that; every array was uploaded with the lengths `HimenoProblem::check`
             // verified for these extents; p and p_out are the two distinct buffers; blockDim.x is
-            // a multiple of 32, z is 1.
+            // a multiple of 32, z is 1; programmatic only with the `_pdl` kernel.
             unsafe {
-                kernel.launch(
+                kernel.launch_after(
                     self.gpu,
+                    &mut crate::graph::Target::Stream,
+                    edge,
                     dims,
                     shared,
                     (

@@ -18,16 +18,18 @@
 //! the same parameters, so the same bits, with a fraction of the launch gaps. Where the loaded
 //! module has the sm_90 split kernels that wait for the stage before them themselves
 //! (`nbody_split_pdl_*`, `griddepcontrol.wait` first), split stages launch those and follow each
-//! other by programmatic edges: a stage's blocks are launched while the one before drains
-//! ([`Nbody::with_programmatic_launch`] turns it off; same bits either way).
+//! other by programmatic launches, on the stream and in graphs (`crate::pdl`): a stage's blocks
+//! are launched while the one before drains ([`Nbody::with_programmatic_launch`] turns it off;
+//! same bits either way).
 
 use super::problem::{Method, Mode, NbodyFloat, NbodyKernels, Params, System, invalid, validate, validate_params};
 use crate::error::{Result, cuda};
 use crate::gpu::Gpu;
 use crate::gpu::{upload, zeroed};
-use crate::graph::{Edge, Graph, Target};
+use crate::graph::{Graph, Target};
 use crate::kernel::Kernel;
 use crate::launch::{Grid1d, expect_len};
+use crate::pdl::Edge;
 use cust::device::DeviceAttribute;
 use cust::function::FunctionAttribute;
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DevicePointer};
@@ -267,9 +269,9 @@ impl<'g> Nbody<'g> {
         Nbody { graphs, ..self }
     }
 
-    /// Whether recorded split stages launch the kernels that wait for the stage before them and
-    /// follow it by programmatic edges, where the module has them (default `true`; same bits
-    /// either way). For benchmarks of the edges' worth.
+    /// Whether split stages launch the kernels that wait for the stage before them and overlap
+    /// it (programmatic launches), where the module has them (default `true`; same bits either
+    /// way). For benchmarks of the overlap's worth.
     pub fn with_programmatic_launch(self, programmatic: bool) -> Self {
         Nbody { programmatic, ..self }
     }
