@@ -135,9 +135,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             if let Some(path) = &args.record {
                 super::record_row(
                     path,
+                    &gpu,
                     &[
-                        "date (UTC)",
-                        "GPU",
                         "size",
                         "gosa",
                         "block",
@@ -149,8 +148,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                         "module",
                     ],
                     &[
-                        super::today(),
-                        gpu.name().to_string(),
                         name.to_uppercase(),
                         mname.to_string(),
                         block.clone(),
