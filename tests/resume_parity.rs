@@ -24,10 +24,7 @@ fn seg(until: u64, path: Option<&Path>, ckpt: u64) -> Segments<'_> {
         every: 3,
         energy: None,
         frames: true,
-        checkpoint: path,
-        checkpoint_every: ckpt,
-        extra: &[],
-        stop: None,
+        schedule: Schedule { checkpoint: path, every: ckpt, extra: &[], stop: None },
     }
 }
 

@@ -36,7 +36,13 @@ fn seg<'a>(
     ckpt: u64,
     stop: Option<&'a AtomicBool>,
 ) -> Segments<'a> {
-    Segments { until, every, energy: None, frames: true, checkpoint: path, checkpoint_every: ckpt, extra: &[], stop }
+    Segments {
+        until,
+        every,
+        energy: None,
+        frames: true,
+        schedule: Schedule { checkpoint: path, every: ckpt, extra: &[], stop },
+    }
 }
 
 fn same_run<T: NbodyFloat + lockstep_parity::Bits>(

@@ -2,7 +2,7 @@
 //! masses, with frames every `every` steps and the energy of each frame.
 
 use crate::run::{Device, Fail, check_alloc, chunked, interruptible, to_py};
-use lockstep::nbody::{self, Checkpoint, Ended, Mode, NbodyFloat, Params, Segments, System};
+use lockstep::nbody::{self, Checkpoint, Ended, Mode, NbodyFloat, Params, Schedule, Segments, System};
 use numpy::ndarray::{Array1, Array3};
 use numpy::{Element, IntoPyArray, PyArray1, PyArray3, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
@@ -76,10 +76,7 @@ fn integrate_resumable<T: NbodyFloat + Element>(
             every,
             energy,
             frames: true,
-            checkpoint: target.as_deref(),
-            checkpoint_every: opts.every,
-            extra: &extra,
-            stop: Some(stop),
+            schedule: Schedule { checkpoint: target.as_deref(), every: opts.every, extra: &extra, stop: Some(stop) },
         };
         let advance = |s: &mut System<T>, k: u64| nbody::run(device.backend(), mode, &p, s, k);
         match nbody::run_resumable(&mut state, &seg, advance, |_| {})? {

@@ -8,7 +8,9 @@ use crate::resume::{self, CheckpointArgs};
 use anyhow::{Context, Result, bail};
 use lockstep::Gpu;
 use lockstep::nbody::{self as cpu, energy, init, momentum};
-use lockstep::nbody::{Checkpoint, Ended, MAX_BODIES, Method, Mode, Nbody, NbodyFloat, Params, Segments, System};
+use lockstep::nbody::{
+    Checkpoint, Ended, MAX_BODIES, Method, Mode, Nbody, NbodyFloat, Params, Schedule, Segments, System,
+};
 use std::path::{Path, PathBuf};
 
 /// `--mode`.
@@ -245,10 +247,12 @@ fn go<T: NbodyFloat + crate::npy::Element>(
         every,
         energy: want_energy.then_some((args.g, args.eps)),
         frames: args.out.is_some(),
-        checkpoint: target.as_deref(),
-        checkpoint_every: args.ckpt.every(),
-        extra: &extra,
-        stop: stop.as_deref(),
+        schedule: Schedule {
+            checkpoint: target.as_deref(),
+            every: args.ckpt.every(),
+            extra: &extra,
+            stop: stop.as_deref(),
+        },
     };
     let bar = Progress::new(args.steps, "steps");
     bar.set(state.step);

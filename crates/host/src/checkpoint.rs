@@ -28,6 +28,7 @@ use std::fs::File;
 use std::hash::Hasher;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use twox_hash::XxHash64;
 
 /// The first 8 bytes of every checkpoint.
@@ -38,6 +39,32 @@ pub const FORMAT_VERSION: u32 = 1;
 pub const MAX_HEADER: u32 = 1 << 20;
 /// lockstep's version, written into every header.
 pub const LOCKSTEP_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Where and when a resumable run writes checkpoints, and the flag that stops it: one schedule
+/// for every family's `run_resumable` ([`crate::mg::run_resumable`],
+/// [`crate::nbody::run_resumable`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Schedule<'a> {
+    /// The checkpoint file (none: never written).
+    pub checkpoint: Option<&'a Path>,
+    /// Steps between checkpoints in the family's unit (n-body: steps; Minority Game: game
+    /// steps), counted over the whole run from step 0, so a resumed run keeps the schedule (0:
+    /// only when stopped). Minority Game models that run whole games checkpoint at the first
+    /// trial boundary after each.
+    pub every: u64,
+    /// The caller's identifying parameters, written into each checkpoint.
+    pub extra: &'a [(String, String)],
+    /// Checked between the run's pieces (n-body: segments, about every 0.1 s; Minority Game:
+    /// passes or batches): when raised, the run checkpoints and stops.
+    pub stop: Option<&'a AtomicBool>,
+}
+
+impl Schedule<'_> {
+    /// Whether the stop flag is raised.
+    pub(crate) fn stopped(&self) -> bool {
+        self.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+    }
+}
 
 /// What a checkpoint says about itself: readable (and checked) without its payload.
 #[derive(Clone, Debug, PartialEq, Eq)]

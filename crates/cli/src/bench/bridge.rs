@@ -77,9 +77,7 @@ pub struct Args {
     record: Option<std::path::PathBuf>,
 }
 
-const HEADER: [&str; 15] = [
-    "date (UTC)",
-    "GPU",
+const HEADER: [&str; 13] = [
     "kernel",
     "prec",
     "paths × steps × d",
@@ -262,8 +260,6 @@ fn run_precision<T: Precision + bytemuck::Zeroable>(
             if matches!(launched, Variant::BufferStagedDims) { "  [staged]" } else { "" }
         );
         rows.push(vec![
-            super::today(),
-            gpu.name().to_string(),
             name.to_string(),
             T::NAME.to_string(),
             format!("{paths} × {} × {}", plan.steps(), plan.dims()),
@@ -318,7 +314,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     if let Some(path) = &args.record {
         for row in &rows {
-            super::record_row(path, &HEADER, row)?;
+            super::record_row(path, &gpu, &HEADER, row)?;
         }
         println!("recorded {} rows in {}", rows.len(), path.display());
     }

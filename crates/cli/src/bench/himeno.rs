@@ -144,9 +144,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             if let Some(path) = &args.record {
                 super::record_row(
                     path,
+                    &gpu,
                     &[
-                        "date (UTC)",
-                        "GPU",
                         "size",
                         "gosa",
                         "block",
@@ -158,8 +157,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                         "module",
                     ],
                     &[
-                        super::today(),
-                        gpu.name().to_string(),
                         name.to_uppercase(),
                         mname.to_string(),
                         block.clone(),

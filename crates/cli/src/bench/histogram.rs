@@ -196,14 +196,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     if let Some(path) = &args.record {
         for row in rows {
-            let mut full = vec![super::today(), gpu.name().to_string(), args.n.to_string(), args.counters.clone()];
+            let mut full = vec![args.n.to_string(), args.counters.clone()];
             full.extend(row);
             full.push(format!("{floor_ms:.4}"));
             super::record_row(
                 path,
+                &gpu,
                 &[
-                    "date (UTC)",
-                    "GPU",
                     "n",
                     "counters",
                     "k",

@@ -87,8 +87,7 @@ pub struct Opts {
     record: Option<std::path::PathBuf>,
 }
 
-const HEADER: [&str; 10] =
-    ["date (UTC)", "GPU", "config", "model", "n", "m, s, p", "trials", "groups", "time s", "agent-steps/s"];
+const HEADER: [&str; 8] = ["config", "model", "n", "m, s, p", "trials", "groups", "time s", "agent-steps/s"];
 
 struct Row {
     model: String,
@@ -239,10 +238,9 @@ fn run_config(a: Opts) -> anyhow::Result<()> {
         for r in &rows {
             super::record_row(
                 &path,
+                &gpu,
                 &HEADER,
                 &[
-                    super::today(),
-                    gpu.name().to_string(),
                     format!("{:?}", a.config),
                     r.model.clone(),
                     r.params.n.to_string(),

@@ -40,7 +40,7 @@ pub fn run(which: Which) -> anyhow::Result<()> {
 }
 
 /// Today's date (UTC) as YYYY-MM-DD, from the system clock.
-pub fn today() -> String {
+fn today() -> String {
     let days =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() / 86_400).unwrap_or(0)
             as i64;
@@ -57,9 +57,12 @@ pub fn today() -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
-/// Appends `row` to the Markdown table in `path`, writing `header` first if the file is new.
-pub fn record_row(path: &std::path::Path, header: &[&str], row: &[String]) -> anyhow::Result<()> {
+/// Appends a row to the Markdown table in `path`, writing the header first if the file is new:
+/// the date (UTC) and `gpu`'s name, the columns every bench opens with, then `row` under `header`.
+pub fn record_row(path: &std::path::Path, gpu: &lockstep::Gpu, header: &[&str], row: &[String]) -> anyhow::Result<()> {
     use std::io::Write;
+    let header: Vec<&str> = ["date (UTC)", "GPU"].iter().chain(header).copied().collect();
+    let row: Vec<String> = [today(), gpu.name().to_string()].into_iter().chain(row.iter().cloned()).collect();
     let new = !path.exists();
     let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
     if new {

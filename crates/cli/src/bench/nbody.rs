@@ -248,9 +248,8 @@ fn step(ns: &[usize], steps: u64, runs: usize, record: Option<PathBuf>) -> anyho
                 if let Some(path) = &record {
                     super::record_row(
                         path,
+                        &gpu,
                         &[
-                            "date (UTC)",
-                            "GPU",
                             "N",
                             "precision",
                             "mode",
@@ -265,8 +264,6 @@ fn step(ns: &[usize], steps: u64, runs: usize, record: Option<PathBuf>) -> anyho
                             "speedup",
                         ],
                         &[
-                            super::today(),
-                            gpu.name().to_string(),
                             n.to_string(),
                             prec.to_string(),
                             format!("{mode:?}"),
@@ -343,9 +340,8 @@ fn throughput(
                     if let Some(path) = &record {
                         super::record_row(
                             path,
+                            &gpu,
                             &[
-                                "date (UTC)",
-                                "GPU",
                                 "N",
                                 "kernel",
                                 "precision",
@@ -358,8 +354,6 @@ fn throughput(
                                 "module",
                             ],
                             &[
-                                super::today(),
-                                gpu.name().to_string(),
                                 n.to_string(),
                                 format!("{method:?}"),
                                 prec.to_string(),
@@ -487,11 +481,7 @@ fn grid(ns: &[usize], steps: &[u64], budget: f64, kernels: &[Method], record: Op
                 };
                 println!("| {} |", row.join(" | "));
                 if let Some(path) = &record {
-                    let mut h: Vec<&str> = vec!["date (UTC)", "GPU"];
-                    h.extend(header.iter().copied());
-                    let mut r = vec![super::today(), gpu.name().to_string()];
-                    r.extend(row);
-                    super::record_row(path, &h, &r)?;
+                    super::record_row(path, &gpu, &header, &row)?;
                 }
             }
         }
@@ -499,13 +489,31 @@ fn grid(ns: &[usize], steps: &[u64], budget: f64, kernels: &[Method], record: Op
     Ok(())
 }
 
+/// The matmul timings of one `N`.
+struct MatmulTimes {
+    /// The CPU product's milliseconds on one thread (the model matrices built inside the
+    /// timing).
+    cpu1: f64,
+    /// As `cpu1` on all threads.
+    cpun: f64,
+    /// Each kernel's name and GPU median (ms).
+    kernels: Vec<(String, f64)>,
+}
+
+/// The matmul timings of `n` in `T`.
 fn matmul_n<T: MatmulInt>(
     gpu: &Gpu,
     m: &Matmul<'_>,
     n: usize,
     edges: &[u32],
     runs: usize,
-) -> anyhow::Result<Vec<(String, f64)>> {
+) -> anyhow::Result<MatmulTimes> {
+    let cpu_ms = |multiply: fn(usize, &[T], &[T]) -> Vec<T>| {
+        let t = Instant::now();
+        let _ = multiply(n, &mcpu::model_matrix(n), &mcpu::model_matrix(n)).len();
+        t.elapsed().as_secs_f64() * 1e3
+    };
+    let (cpu1, cpun) = (cpu_ms(mcpu::multiply_seq), cpu_ms(mcpu::multiply_par));
     let a: Vec<T> = mcpu::model_matrix(n);
     let da = DeviceBuffer::from_slice(&a)?;
     let db = DeviceBuffer::from_slice(&a)?;
@@ -525,7 +533,7 @@ fn matmul_n<T: MatmulInt>(
             out.push((name, t.median_ms()));
         }
     }
-    Ok(out)
+    Ok(MatmulTimes { cpu1, cpun, kernels: out })
 }
 
 fn matmul(ns: &[usize], edges: &[u32], runs: usize, record: Option<PathBuf>) -> anyhow::Result<()> {
@@ -540,45 +548,20 @@ fn matmul(ns: &[usize], edges: &[u32], runs: usize, record: Option<PathBuf>) -> 
     );
     for &n in ns {
         let i32_ok = n as u64 <= MODEL_MAX_N_I32;
-        let t1 = Instant::now();
-        let _ = if i32_ok {
-            mcpu::multiply_seq::<i32>(n, &mcpu::model_matrix(n), &mcpu::model_matrix(n)).len()
-        } else {
-            mcpu::multiply_seq::<i64>(n, &mcpu::model_matrix(n), &mcpu::model_matrix(n)).len()
-        };
-        let cpu1 = t1.elapsed().as_secs_f64() * 1e3;
-        let tp = Instant::now();
-        let _ = if i32_ok {
-            mcpu::multiply_par::<i32>(n, &mcpu::model_matrix(n), &mcpu::model_matrix(n)).len()
-        } else {
-            mcpu::multiply_par::<i64>(n, &mcpu::model_matrix(n), &mcpu::model_matrix(n)).len()
-        };
-        let cpun = tp.elapsed().as_secs_f64() * 1e3;
-        let rows = if i32_ok {
+        let MatmulTimes { cpu1, cpun, kernels } = if i32_ok {
             matmul_n::<i32>(&gpu, &m, n, edges, runs)?
         } else {
             matmul_n::<i64>(&gpu, &m, n, edges, runs)?
         };
         let ty = if i32_ok { "i32" } else { "i64" };
-        for (name, ms) in rows {
+        for (name, ms) in kernels {
             println!("{n:>5} {ty:>4} {name:>14} {ms:>10.4} {cpu1:>10.3} {:>10.1} {:>10.1}", cpu1 / ms, cpun / ms);
             if let Some(path) = &record {
                 super::record_row(
                     path,
+                    &gpu,
+                    &["N", "type", "kernel", "GPU ms", "CPU 1 thread ms", "CPU all threads ms", "speedup vs 1 thread"],
                     &[
-                        "date (UTC)",
-                        "GPU",
-                        "N",
-                        "type",
-                        "kernel",
-                        "GPU ms",
-                        "CPU 1 thread ms",
-                        "CPU all threads ms",
-                        "speedup vs 1 thread",
-                    ],
-                    &[
-                        super::today(),
-                        gpu.name().to_string(),
                         n.to_string(),
                         ty.to_string(),
                         name.clone(),

@@ -55,20 +55,9 @@ pub fn run(Args { log2_n, runs, record }: Args) -> anyhow::Result<()> {
     if let Some(path) = record {
         super::record_row(
             &path,
+            &gpu,
+            &["n", "saxpy median ms", "saxpy GB/s", "copy median ms", "copy GB/s", "% of copy", "module"],
             &[
-                "date (UTC)",
-                "GPU",
-                "n",
-                "saxpy median ms",
-                "saxpy GB/s",
-                "copy median ms",
-                "copy GB/s",
-                "% of copy",
-                "module",
-            ],
-            &[
-                super::today(),
-                gpu.name().to_string(),
                 format!("2^{log2_n}"),
                 format!("{:.4}", saxpy.median_ms()),
                 format!("{saxpy_gbs:.1}"),

@@ -11,6 +11,7 @@ mod problem;
 mod resume;
 mod state;
 
+pub use crate::checkpoint::Schedule;
 pub use cpu::{CpuGame, mean_winner_ratio, play};
 #[cfg(feature = "gpu")]
 pub use gpu::{
@@ -21,7 +22,7 @@ pub use problem::{
     JumpTable, MAX_P, Outcome, Setup, Trace, draws_of_group, setup, setup_share, setups, standalone_block, trial_end,
     validate, winner_ratio,
 };
-pub use resume::{Ended, Engine, Schedule, run_resumable};
+pub use resume::{Ended, Engine, run_resumable};
 pub use state::{FAMILY, GameState, RunState, identity, normalize_s2, pack_s2, unpack_s2};
 
 use crate::{Backend, Error, Result};

@@ -12,9 +12,8 @@ use super::cpu::CpuGame;
 #[cfg(feature = "gpu")]
 use super::gpu::{Distributed, Mg};
 use super::state::RunState;
+use crate::checkpoint::Schedule;
 use crate::error::{Error, Result};
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Which model plays.
 #[derive(Clone, Copy)]
@@ -35,20 +34,6 @@ pub enum Engine<'a> {
     GpuStandalone(&'a Mg<'a>),
     #[doc(hidden)]
     _Lifetime(std::marker::PhantomData<&'a ()>),
-}
-
-/// Where and when [`run_resumable`] checkpoints.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Schedule<'a> {
-    /// The checkpoint file (none: never written).
-    pub checkpoint: Option<&'a Path>,
-    /// Game steps between checkpoints, counted over the whole run from its start (0: only when
-    /// stopped). Models that run whole games checkpoint at the first trial boundary after each.
-    pub every: u64,
-    /// The caller's identifying parameters, written into each checkpoint.
-    pub extra: &'a [(String, String)],
-    /// Checked between passes (or batches): when raised, the run checkpoints and stops.
-    pub stop: Option<&'a AtomicBool>,
 }
 
 /// How a [`run_resumable`] ended.
@@ -85,7 +70,7 @@ impl Saver<'_, '_> {
     }
 
     fn stopped(&self) -> bool {
-        self.schedule.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+        self.schedule.stopped()
     }
 }
 

@@ -12,6 +12,7 @@ mod gpu;
 mod problem;
 mod resume;
 
+pub use crate::checkpoint::Schedule;
 pub use checkpoint::{Checkpoint, FAMILY, Recording, identity};
 pub use cpu::{energy, init, momentum, run_par, run_seq, run_seq_split, step_par, step_seq};
 #[cfg(feature = "gpu")]

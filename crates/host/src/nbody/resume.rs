@@ -1,13 +1,12 @@
 //! A long n-body run in segments: frames recorded every `every` steps, a checkpoint written every
-//! `checkpoint_every` steps and when the caller's stop flag is raised, non-finite state caught
+//! `schedule.every` steps and when the caller's stop flag is raised, non-finite state caught
 //! at the first segment boundary after it appears (step 1 included), resumable from any of its
 //! checkpoints with the bits of an uninterrupted run.
 
 use super::checkpoint::Checkpoint;
 use super::problem::{NbodyFloat, System};
+use crate::checkpoint::Schedule;
 use crate::error::{Error, Result};
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// How [`run_resumable`] records and checkpoints.
@@ -21,15 +20,9 @@ pub struct Segments<'a> {
     pub energy: Option<(f64, f64)>,
     /// Keep each frame's bodies.
     pub frames: bool,
-    /// Write a checkpoint here every `checkpoint_every` steps (counted from step 0, so a resumed
-    /// run keeps the schedule) and when stopped.
-    pub checkpoint: Option<&'a Path>,
-    /// Steps between checkpoints (0: only when stopped).
-    pub checkpoint_every: u64,
-    /// The caller's identifying parameters, written into each checkpoint.
-    pub extra: &'a [(String, String)],
-    /// Checked between segments (about every 0.1 s): when raised, the run checkpoints and stops.
-    pub stop: Option<&'a AtomicBool>,
+    /// Checkpoints (steps counted from step 0) and the stop flag, checked between segments
+    /// (about every 0.1 s).
+    pub schedule: Schedule<'a>,
 }
 
 /// How a [`run_resumable`] ended.
@@ -82,9 +75,10 @@ pub fn run_resumable<T: NbodyFloat>(
             why: format!("the run is at step {} already, past its last step {}", state.step, seg.until),
         });
     }
+    let schedule = &seg.schedule;
     let save = |state: &Checkpoint<T>| -> Result<()> {
-        match seg.checkpoint {
-            Some(path) => state.save(path, seg.extra),
+        match schedule.checkpoint {
+            Some(path) => state.save(path, schedule.extra),
             None => Ok(()),
         }
     };
@@ -93,13 +87,13 @@ pub fn run_resumable<T: NbodyFloat>(
     }
     let mut chunk = 1u64;
     while state.step < seg.until {
-        if seg.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+        if schedule.stopped() {
             save(state)?;
             return Ok(Ended::Stopped { step: state.step });
         }
         let mut next = next_multiple(state.step, seg.every).min(seg.until);
-        if seg.checkpoint.is_some() && seg.checkpoint_every > 0 {
-            next = next.min(next_multiple(state.step, seg.checkpoint_every));
+        if schedule.checkpoint.is_some() && schedule.every > 0 {
+            next = next.min(next_multiple(state.step, schedule.every));
         }
         let count = chunk.min(next - state.step);
         let t = Instant::now();
@@ -116,7 +110,7 @@ pub fn run_resumable<T: NbodyFloat>(
             state.recording.record(state.step, &state.system, seg.energy, seg.frames);
         }
         progress(state.step);
-        if seg.checkpoint_every > 0 && state.step.is_multiple_of(seg.checkpoint_every) && state.step < seg.until {
+        if schedule.every > 0 && state.step.is_multiple_of(schedule.every) && state.step < seg.until {
             save(state)?;
         }
     }
