@@ -294,9 +294,15 @@ fn pdl_case<T: NbodyFloat + lockstep_parity::Bits>(
 ) -> Result<(), TestCaseError> {
     let (p, s0) = setup::<T>(n, seed, false, false);
     let gpu = gpu_or_skip!();
-    let nb = Nbody::new(gpu)?.with_split_shift(shift)?;
+    // The largest block: the fewest blocks, so the stages overlap (at most one block per SM).
+    let nb = fitting(gpu, 1024, Method::Shared, mode, T::NAME, Some(shift))?;
     let sm90 = gpu.loaded().what.contains("sm_90");
     prop_assert_eq!(nb.programmatic_launch::<T>(), sm90, "module {}", gpu.loaded().what);
+    let block = nb.block_size().unwrap_or(1024);
+    if sm90 && ((n as u64) << shift).div_ceil(block as u64) <= 64 {
+        // Every sm_90 GPU has at least 64 multiprocessors.
+        prop_assert!(nb.overlaps::<T>(n, block), "n={n} shift={shift} block={block}: stages do not overlap");
+    }
     let (mut pdl, mut full) = (s0.clone(), s0.clone());
     nb.run(Method::Shared, mode, &p, &mut pdl, steps)?;
     nb.with_programmatic_launch(false).run(Method::Shared, mode, &p, &mut full, steps)?;
@@ -326,16 +332,24 @@ proptest! {
     }
 }
 
-/// Many replays of graphs whose stages overlap (programmatic edges), larger N: the same bits as
-/// plain launches, which never overlap.
+/// Many replays of graphs whose stages overlap (programmatic edges), and overlapped plain
+/// launches, at larger N: the same bits as plain launches with full edges, which never overlap.
 #[test]
 fn nbody_split_pdl_long_runs_equal_plain_launches() -> Result<(), TestCaseError> {
     let gpu = gpu_or_skip!();
-    for (n, mode) in [(1024usize, Mode::Exact), (3000, Mode::Fast), (4096, Mode::Exact)] {
+    for (n, mode, graphs) in
+        [(512usize, Mode::Exact, true), (1024, Mode::Fast, true), (2048, Mode::Exact, true), (1024, Mode::Exact, false)]
+    {
         let (p, s0) = setup::<f32>(n, n as u64, false, false);
         let (mut pdl, mut plain) = (s0.clone(), s0.clone());
-        Nbody::new(gpu)?.run(Method::Shared, mode, &p, &mut pdl, 40)?;
-        Nbody::new(gpu)?.with_graphs(false).run(Method::Shared, mode, &p, &mut plain, 40)?;
+        let nb = Nbody::with_block_size(gpu, 256)?.with_graphs(graphs);
+        if gpu.loaded().what.contains("sm_90") && n == 512 {
+            // 64 blocks: every sm_90 GPU has at least 64 multiprocessors.
+            prop_assert!(nb.overlaps::<f32>(n, 256), "n={n}: stages do not overlap");
+        }
+        nb.run(Method::Shared, mode, &p, &mut pdl, 40)?;
+        let full = Nbody::with_block_size(gpu, 256)?.with_graphs(false).with_programmatic_launch(false);
+        full.run(Method::Shared, mode, &p, &mut plain, 40)?;
         assert_bits_eq(&format!("n={n} {mode:?} positions"), &pdl.pos, &plain.pos, |i| format!("{i}"))?;
         assert_bits_eq(&format!("n={n} {mode:?} velocities"), &pdl.vel, &plain.vel, |i| format!("{i}"))?;
     }

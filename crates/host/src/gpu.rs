@@ -3,6 +3,7 @@
 
 use crate::error::{Error, Result, cuda};
 use crate::launch::Dims;
+use crate::pdl::Edge;
 use cust::context::{Context, CurrentContext};
 use cust::device::Device;
 use cust::function::Function;
@@ -208,11 +209,35 @@ impl Gpu {
         shared_bytes: u32,
         args: &[*mut c_void],
     ) -> Result<()> {
-        let dims = dims.into();
+        // SAFETY: forwarded; a full edge asks nothing more of the kernel.
+        unsafe { self.launch_after(Edge::Full, function, kernel, dims.into(), shared_bytes, args) }
+    }
+
+    /// As [`Gpu::launch`], following the kernel before it on the stream by `edge`: with
+    /// [`Edge::Programmatic`] a programmatic launch (`crate::pdl`), plain where the driver
+    /// refuses it (the plain launch reports any real launch error).
+    ///
+    /// # Safety
+    /// As [`Gpu::launch`]; with [`Edge::Programmatic`], `crate::pdl`'s invariant (a `*_pdl_*`
+    /// kernel).
+    pub(crate) unsafe fn launch_after(
+        &self,
+        edge: Edge,
+        function: &Function<'_>,
+        kernel: &'static str,
+        dims: Dims,
+        shared_bytes: u32,
+        args: &[*mut c_void],
+    ) -> Result<()> {
         if dims.is_empty() {
             return Ok(());
         }
         self.bind()?;
+        // SAFETY: forwarded from the caller, whose contract includes the invariant.
+        if edge == Edge::Programmatic && unsafe { crate::pdl::launch(&self.stream, function, dims, shared_bytes, args) }
+        {
+            return Ok(());
+        }
         let grid = cust::function::GridSize::xyz(dims.grid[0], dims.grid[1], dims.grid[2]);
         let block = cust::function::BlockSize::xyz(dims.block[0], dims.block[1], dims.block[2]);
         // SAFETY: forwarded from the caller.

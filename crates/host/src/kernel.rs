@@ -121,11 +121,10 @@ impl<'g, A: KernelArgs> Kernel<'g, A> {
     ) -> Result<()> {
         match (target, edge) {
             // SAFETY: the caller's contract.
-            (crate::graph::Target::Stream, Edge::Full) => unsafe { self.launch(gpu, dims, shared_bytes, args) },
-            (crate::graph::Target::Stream, Edge::Programmatic) => args.with_pointers(|pointers| {
+            (crate::graph::Target::Stream, edge) => args.with_pointers(|pointers| {
                 // SAFETY: one pointer per parameter, each to a value of the parameter's type
                 // (`A`), alive for the call; the rest is the caller's contract.
-                unsafe { gpu.launch_programmatic(&self.function, self.name, dims, shared_bytes, pointers) }
+                unsafe { gpu.launch_after(edge, &self.function, self.name, dims.into(), shared_bytes, pointers) }
             }),
             (crate::graph::Target::Graph(recorder), edge) => args.with_pointers(|pointers| {
                 // SAFETY: one pointer per parameter, each to a value of the parameter's type

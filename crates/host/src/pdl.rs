@@ -14,10 +14,9 @@
 //! between kernels only: work before it that is not a kernel (a copy, a memset, a graph node of
 //! another kind) completes before it starts, as before any launch.
 
-use crate::error::Result;
-use crate::gpu::Gpu;
 use crate::launch::Dims;
 use cust::function::Function;
+use cust::stream::Stream;
 use cust::sys::{CUfunction, CUresult, CUstream};
 use std::ffi::c_void;
 
@@ -65,47 +64,36 @@ unsafe extern "C" {
     ) -> CUresult;
 }
 
-impl Gpu {
-    /// Launches `function` on the stream, overlapping the kernel before it
-    /// ([`Edge::Programmatic`]); where the driver refuses (no `cuLaunchKernelEx`, no
-    /// programmatic launch), a plain [`Gpu::launch`], which reports any real launch error.
-    ///
-    /// # Safety
-    /// As [`Gpu::launch`], and the module's invariant: `function` is a `*_pdl_*` kernel.
-    pub(crate) unsafe fn launch_programmatic(
-        &self,
-        function: &Function<'_>,
-        kernel: &'static str,
-        dims: impl Into<Dims>,
-        shared_bytes: u32,
-        args: &[*mut c_void],
-    ) -> Result<()> {
-        let dims = dims.into();
-        if dims.is_empty() {
-            return Ok(());
-        }
-        self.bind()?;
-        let mut value = [0; 16];
-        value[0] = 1;
-        let attribute = LaunchAttribute { id: PROGRAMMATIC_STREAM_SERIALIZATION, pad: [0; 4], value };
-        let config = LaunchConfig {
-            grid: dims.grid,
-            block: dims.block,
-            shared_bytes,
-            stream: self.stream().as_inner(),
-            attrs: &attribute,
-            count: 1,
-        };
-        // SAFETY: `config` and `attribute` live across the call; `args` holds one pointer per
-        // parameter (the caller's contract), which the driver reads during the call; the
-        // function belongs to the module this GPU keeps loaded; `extra` is null.
-        let r = unsafe {
-            cuLaunchKernelEx(&config, function.to_raw(), args.as_ptr() as *mut *mut c_void, std::ptr::null_mut())
-        };
-        if r == CUresult::CUDA_SUCCESS {
-            return Ok(());
-        }
-        // SAFETY: the caller's contract (a plain launch asks less of the kernel).
-        unsafe { self.launch(function, kernel, dims, shared_bytes, args) }
-    }
+/// Launches `function` on `stream` with programmatic stream serialization: whether the driver
+/// took it (`false`: no `cuLaunchKernelEx`, no programmatic launch, or a refused launch — the
+/// caller then launches plainly, which reports any real launch error).
+///
+/// # Safety
+/// As `Gpu::launch` (`args`, the device pointers), the grid is not empty, `stream` belongs to the
+/// current context, and the module's invariant: `function` is a `*_pdl_*` kernel.
+pub(crate) unsafe fn launch(
+    stream: &Stream,
+    function: &Function<'_>,
+    dims: Dims,
+    shared_bytes: u32,
+    args: &[*mut c_void],
+) -> bool {
+    let mut value = [0; 16];
+    value[0] = 1;
+    let attribute = LaunchAttribute { id: PROGRAMMATIC_STREAM_SERIALIZATION, pad: [0; 4], value };
+    let config = LaunchConfig {
+        grid: dims.grid,
+        block: dims.block,
+        shared_bytes,
+        stream: stream.as_inner(),
+        attrs: &attribute,
+        count: 1,
+    };
+    // SAFETY: `config` and `attribute` live across the call; `args` holds one pointer per
+    // parameter (the caller's contract), which the driver reads during the call; the function
+    // belongs to a module the caller keeps loaded; `extra` is null.
+    let r = unsafe {
+        cuLaunchKernelEx(&config, function.to_raw(), args.as_ptr() as *mut *mut c_void, std::ptr::null_mut())
+    };
+    r == CUresult::CUDA_SUCCESS
 }

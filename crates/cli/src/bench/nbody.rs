@@ -200,7 +200,9 @@ fn step(ns: &[usize], steps: u64, runs: usize, record: Option<PathBuf>) -> anyho
         gpu.loaded().what
     );
     println!("pre-split = one lane per body, block 256, plain launches (main before #21 target 2)");
-    println!("edges = how split stages follow each other: pdl (programmatic launch, sm_90 kernels) or full");
+    println!(
+        "edges = how split stages follow each other: pdl (programmatic launch, sm_90 kernels; grids of at most one block per SM) or full"
+    );
     println!("…full = the same launches with full edges and the portable split kernels, same call");
     println!(
         "{:>6} {:>4} {:>6} {:>5} {:>6} {:>5} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}",
@@ -221,24 +223,26 @@ fn step(ns: &[usize], steps: u64, runs: usize, record: Option<PathBuf>) -> anyho
         for prec in ["f32", "f64"] {
             for mode in [Mode::Exact, Mode::Fast] {
                 let (block, pdl, (g, pl), (fg, fpl), (_, pre)) = if prec == "f32" {
+                    let block = nb.block_for::<f32>(Method::Shared, mode, n)?;
                     (
-                        nb.block_for::<f32>(Method::Shared, mode, n)?,
-                        nb.programmatic_launch::<f32>(),
+                        block,
+                        nb.overlaps::<f32>(n, block),
                         step_ms::<f32>(&gpu, &nb, mode, n, steps, runs)?,
                         step_ms::<f32>(&gpu, &full, mode, n, steps, runs)?,
                         step_ms::<f32>(&gpu, &old, mode, n, steps, runs)?,
                     )
                 } else {
+                    let block = nb.block_for::<f64>(Method::Shared, mode, n)?;
                     (
-                        nb.block_for::<f64>(Method::Shared, mode, n)?,
-                        nb.programmatic_launch::<f64>(),
+                        block,
+                        nb.overlaps::<f64>(n, block),
                         step_ms::<f64>(&gpu, &nb, mode, n, steps, runs)?,
                         step_ms::<f64>(&gpu, &full, mode, n, steps, runs)?,
                         step_ms::<f64>(&gpu, &old, mode, n, steps, runs)?,
                     )
                 };
                 let lanes = 1u32 << nb.shift_for(n);
-                let edges = if pdl && lanes > 1 { "pdl" } else { "full" };
+                let edges = if pdl { "pdl" } else { "full" };
                 let (g, fg, pl, fpl, pre) = (g * 1e3, fg * 1e3, pl * 1e3, fpl * 1e3, pre * 1e3);
                 println!(
                     "{n:>6} {prec:>4} {:>6} {lanes:>5} {block:>6} {edges:>5} {g:>10.2} {fg:>10.2} {pl:>10.2} {fpl:>10.2} {pre:>10.2} {:>7.1}×",

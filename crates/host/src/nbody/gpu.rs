@@ -18,9 +18,10 @@
 //! the same parameters, so the same bits, with a fraction of the launch gaps. Where the loaded
 //! module has the sm_90 split kernels that wait for the stage before them themselves
 //! (`nbody_split_pdl_*`, `griddepcontrol.wait` first), split stages launch those and follow each
-//! other by programmatic launches, on the stream and in graphs (`crate::pdl`): a stage's blocks
-//! are launched while the one before drains ([`Nbody::with_programmatic_launch`] turns it off;
-//! same bits either way).
+//! other by programmatic launches, on the stream and in graphs (`crate::pdl`), where the grid is
+//! at most one block per multiprocessor ([`Nbody::overlaps`]): a stage's blocks are launched
+//! while the one before drains ([`Nbody::with_programmatic_launch`] turns it off; same bits
+//! either way).
 
 use super::problem::{Method, Mode, NbodyFloat, NbodyKernels, Params, System, invalid, validate, validate_params};
 use crate::error::{Result, cuda};
@@ -282,6 +283,18 @@ impl<'g> Nbody<'g> {
         self.programmatic && T::pick(self).split_waiting.is_some()
     }
 
+    /// Whether a stage of `n` bodies launched with `block` threads overlaps the stage before it:
+    /// [`Nbody::programmatic_launch`], the pair sum split (`S > 1`), and a grid of at most one
+    /// block per multiprocessor. A larger grid keeps full edges: the blocks of a stage launched
+    /// early land unevenly on the multiprocessors as the stage before retires (H100, N = 4,096
+    /// f32 fast, three blocks fit a multiprocessor: 93.5 µs per step overlapped against 67.6
+    /// with full edges; `bench/results/nbody-pdl-2026-11-26.md`).
+    pub fn overlaps<T: NbodyFloat>(&self, n: usize, block: u32) -> bool {
+        let shift = self.shift_for(n);
+        let threads = (n as u64) << shift;
+        self.programmatic_launch::<T>() && shift > 0 && threads.div_ceil(block.max(1) as u64) <= self.sms as u64
+    }
+
     /// The fixed threads per block, or `None` when the launcher picks per launch.
     pub fn block_size(&self) -> Option<u32> {
         self.block
@@ -386,10 +399,10 @@ impl<'g> Nbody<'g> {
             unsafe { f.launch_to(self.gpu, to, grid, 0, (n, stage, g, eps2, h, src, x, v, k, dst)) }
         } else {
             let fast = (mode == Mode::Fast) as usize;
-            // A programmatic edge only with the `_pdl_` kernels: they wait for the grids
-            // before them (`griddepcontrol.wait`) before any memory access.
+            // A programmatic edge only with the `_pdl_` kernels (they wait for the grids before
+            // them before any memory access), and only where `overlaps` says it pays.
             let (f, edge) = match &set.split_waiting {
-                Some(waiting) if self.programmatic => (&waiting[fast], Edge::Programmatic),
+                Some(waiting) if self.overlaps::<T>(dev.len(), block) => (&waiting[fast], Edge::Programmatic),
                 _ => (&set.split[fast], Edge::Full),
             };
             let grid = Grid1d::for_len((n as u64) << shift, block)?;
