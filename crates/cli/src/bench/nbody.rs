@@ -164,7 +164,10 @@ fn stage_rate<T: NbodyFloat>(
     Ok((n as f64) * (n as f64) / (t.median_ms() * 1e-3))
 }
 
-/// Milliseconds per RK4 step of `n` bodies: `(graph replay, plain launches)` with `nb`.
+/// Milliseconds per RK4 step: `(graph replay, plain launches)`.
+type StepMs = (f64, f64);
+
+/// [`StepMs`] of `n` bodies with `nb`.
 fn step_ms<T: NbodyFloat>(
     gpu: &Gpu,
     nb: &Nbody<'_>,
@@ -172,7 +175,7 @@ fn step_ms<T: NbodyFloat>(
     n: usize,
     steps: u64,
     runs: usize,
-) -> anyhow::Result<(f64, f64)> {
+) -> anyhow::Result<StepMs> {
     let (p, mut dev) = plummer_on_device::<T>(gpu, n)?;
     let graph = {
         let rec = nb.record_steps(Method::Shared, mode, &p, &dev, steps)?;
@@ -186,6 +189,24 @@ fn step_ms<T: NbodyFloat>(
     })?
     .median_ms();
     Ok((graph / steps as f64, plain / steps as f64))
+}
+
+/// One row of [`step`]: the block of the first launcher and whether its stages overlap, and
+/// [`step_ms`] with each of `launchers` (overlapping, full edges, pre-split).
+fn step_row<T: NbodyFloat>(
+    gpu: &Gpu,
+    launchers: [&Nbody<'_>; 3],
+    mode: Mode,
+    n: usize,
+    steps: u64,
+    runs: usize,
+) -> anyhow::Result<(u32, bool, [StepMs; 3])> {
+    let block = launchers[0].block_for::<T>(Method::Shared, mode, n)?;
+    let mut ms = [(0.0, 0.0); 3];
+    for (m, nb) in ms.iter_mut().zip(launchers) {
+        *m = step_ms::<T>(gpu, nb, mode, n, steps, runs)?;
+    }
+    Ok((block, launchers[0].overlaps::<T>(n, block), ms))
 }
 
 fn step(ns: &[usize], steps: u64, runs: usize, record: Option<PathBuf>) -> anyhow::Result<()> {
@@ -222,24 +243,11 @@ fn step(ns: &[usize], steps: u64, runs: usize, record: Option<PathBuf>) -> anyho
     for &n in ns {
         for prec in ["f32", "f64"] {
             for mode in [Mode::Exact, Mode::Fast] {
-                let (block, pdl, (g, pl), (fg, fpl), (_, pre)) = if prec == "f32" {
-                    let block = nb.block_for::<f32>(Method::Shared, mode, n)?;
-                    (
-                        block,
-                        nb.overlaps::<f32>(n, block),
-                        step_ms::<f32>(&gpu, &nb, mode, n, steps, runs)?,
-                        step_ms::<f32>(&gpu, &full, mode, n, steps, runs)?,
-                        step_ms::<f32>(&gpu, &old, mode, n, steps, runs)?,
-                    )
+                let launchers = [&nb, &full, &old];
+                let (block, pdl, [(g, pl), (fg, fpl), (_, pre)]) = if prec == "f32" {
+                    step_row::<f32>(&gpu, launchers, mode, n, steps, runs)?
                 } else {
-                    let block = nb.block_for::<f64>(Method::Shared, mode, n)?;
-                    (
-                        block,
-                        nb.overlaps::<f64>(n, block),
-                        step_ms::<f64>(&gpu, &nb, mode, n, steps, runs)?,
-                        step_ms::<f64>(&gpu, &full, mode, n, steps, runs)?,
-                        step_ms::<f64>(&gpu, &old, mode, n, steps, runs)?,
-                    )
+                    step_row::<f64>(&gpu, launchers, mode, n, steps, runs)?
                 };
                 let lanes = 1u32 << nb.shift_for(n);
                 let edges = if pdl { "pdl" } else { "full" };
