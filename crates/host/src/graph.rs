@@ -189,3 +189,16 @@ impl Drop for Graph<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `CUgraphEdgeData`: eight bytes, the three ports/type first.
+    #[test]
+    fn edge_data_has_the_drivers_layout() {
+        assert_eq!(size_of::<EdgeData>(), 8);
+        assert_eq!(std::mem::offset_of!(EdgeData, kind), 2);
+        assert_eq!((PROGRAMMATIC.from_port, PROGRAMMATIC.to_port, PROGRAMMATIC.kind), (1, 0, 1));
+    }
+}

@@ -35,8 +35,9 @@ pub(crate) enum Edge {
 const PROGRAMMATIC_STREAM_SERIALIZATION: u32 = 6;
 
 /// `CUlaunchAttribute` (CUDA 11.8; cust 0.3.2's bindings predate it): an id, padding to 8
-/// bytes, a 64-byte value (here the `int` of `programmaticStreamSerializationAllowed`).
-#[repr(C)]
+/// bytes, a 64-byte value (here the `int` of `programmaticStreamSerializationAllowed`), aligned
+/// as the C union, which holds pointers.
+#[repr(C, align(8))]
 struct LaunchAttribute {
     id: u32,
     pad: [u8; 4],
@@ -96,4 +97,21 @@ pub(crate) unsafe fn launch(
         cuLaunchKernelEx(&config, function.to_raw(), args.as_ptr() as *mut *mut c_void, std::ptr::null_mut())
     };
     r == CUresult::CUDA_SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The layouts `cuda.h` gives (64-bit): the driver reads these bytes.
+    #[test]
+    fn launch_structs_have_the_drivers_layout() {
+        assert_eq!((size_of::<LaunchAttribute>(), align_of::<LaunchAttribute>()), (72, 8));
+        assert_eq!(std::mem::offset_of!(LaunchAttribute, value), 8);
+        assert_eq!(size_of::<LaunchConfig>(), 56);
+        assert_eq!(std::mem::offset_of!(LaunchConfig, shared_bytes), 24);
+        assert_eq!(std::mem::offset_of!(LaunchConfig, stream), 32);
+        assert_eq!(std::mem::offset_of!(LaunchConfig, attrs), 40);
+        assert_eq!(std::mem::offset_of!(LaunchConfig, count), 48);
+    }
 }
