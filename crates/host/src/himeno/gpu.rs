@@ -2,10 +2,10 @@
 //! reductions (plain atomics, aggregated atomics, the two-level tree).
 //!
 //! Where the loaded module has the sm_90 marching sweep that waits for the sweep before it
-//! (`himeno_jacobi_march_pdl`, `griddepcontrol.wait` first), every tree-gosa marching sweep after a call's
-//! first launches that one, overlapping the sweep before (`crate::pdl`): its blocks become
-//! resident as the sweep before retires ([`Himeno::with_programmatic_launch`] turns it off; the
-//! same bits either way).
+//! (`himeno_jacobi_march_pdl`, `griddepcontrol.wait` first), every tree-gosa marching sweep
+//! after a call's first launches that one, overlapping the sweep before (`crate::pdl`): its
+//! blocks become resident as the sweep before retires ([`Himeno::with_programmatic_launch`]
+//! turns it off; the same bits either way).
 
 use super::problem::HimenoProblem;
 use crate::error::{Error, Result};

@@ -1,7 +1,9 @@
 //! Kernels that exist only in the sm_90 build of this crate (`target_feature = "sm_90"`): the
 //! Hopper features the portable sm_70 module cannot reach (thread-block clusters, distributed
-//! shared memory, programmatic dependent launch: [`nbody`], [`himeno`]). They ship in the sm_90 cubin alone; the host launcher asks the loaded module
-//! for them and returns a clear error where it lacks them (`lockstep::ptx`).
+//! shared memory, programmatic dependent launch: [`nbody`], [`himeno`]). They ship in the sm_90
+//! cubin alone; the host launcher asks the loaded module for them and returns a clear error
+//! where it lacks them (`lockstep::ptx`), or, for the `_pdl` kernels, launches the portable
+//! kernel instead.
 //!
 //! Declared last in `lib.rs`, so the sm_90 build emits every portable kernel first and exactly
 //! as the sm_70 build does (`lockstep_ptx_builder::images::same_kernels` checks it).
