@@ -9,68 +9,74 @@
 #[cfg(target_arch = "nvptx64")]
 use core::arch::asm;
 
-/// `*base.add(i)` from global memory, sign-extended to `i32` (`ld.global.s16`).
-///
-/// # Safety
-/// `base` is a generic pointer into a device allocation (global memory) and `base + i` is in
-/// bounds and aligned for `i16`; nothing writes it concurrently.
-#[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-pub unsafe fn load_global_i16(base: *const i16, i: u32) -> i32 {
-    let v: i32;
-    // SAFETY: the caller guarantees a valid, aligned global address.
-    unsafe {
-        asm!("{{ .reg .u64 la; mul.wide.u32 la, {i}, 2; add.s64 la, la, {b}; cvta.to.global.u64 la, la; ld.global.s16 {v}, [la]; }}",
-            v = out(reg32) v, i = in(reg32) i, b = in(reg64) base, options(nostack, readonly, preserves_flags))
-    };
-    v
-}
-
-/// `*base.add(i)` from global memory (`ld.global.u32`).
-///
-/// # Safety
-/// As [`load_global_i16`], aligned for `u32`.
-#[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-pub unsafe fn load_global_u32(base: *const u32, i: u32) -> u32 {
-    let v: u32;
-    // SAFETY: the caller guarantees a valid, aligned global address.
-    unsafe {
-        asm!("{{ .reg .u64 la; mul.wide.u32 la, {i}, 4; add.s64 la, la, {b}; cvta.to.global.u64 la, la; ld.global.u32 {v}, [la]; }}",
-            v = out(reg32) v, i = in(reg32) i, b = in(reg64) base, options(nostack, readonly, preserves_flags))
-    };
-    v
-}
-
-/// `*base.add(i) = v as i16` in global memory (`st.global.u16`: the low 16 bits of `v`).
-///
-/// # Safety
-/// `base` is a generic pointer into a device allocation (global memory) and `base + i` is in
-/// bounds and aligned for `i16`; no other thread accesses it concurrently.
-#[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-pub unsafe fn store_global_i16(base: *mut i16, i: u32, v: i32) {
-    // SAFETY: the caller guarantees a valid, aligned global address.
-    unsafe {
-        asm!("{{ .reg .u64 sa; mul.wide.u32 sa, {i}, 2; add.s64 sa, sa, {b}; cvta.to.global.u64 sa, sa; st.global.u16 [sa], {v}; }}",
-            v = in(reg32) v, i = in(reg32) i, b = in(reg64) base, options(nostack, preserves_flags))
+/// A load of one 32-bit register `{v}` from element `i` (`$size` bytes each) of `base`: the
+/// address formed in the asm block (as the module says), then `$ld {v}, [la]`.
+macro_rules! load_global {
+    ($(#[$doc:meta])* $name:ident($elem:ty) -> $v:ty, $size:literal, $ld:literal, options($($opt:ident),*)) => {
+        $(#[$doc])*
+        #[cfg(target_arch = "nvptx64")]
+        #[inline(always)]
+        pub unsafe fn $name(base: *const $elem, i: u32) -> $v {
+            let v: $v;
+            // SAFETY: the caller guarantees a valid, aligned global address.
+            unsafe {
+                asm!(concat!("{{ .reg .u64 la; mul.wide.u32 la, {i}, ", $size, "; add.s64 la, la, {b}; cvta.to.global.u64 la, la; ", $ld, " {v}, [la]; }}"),
+                    v = out(reg32) v, i = in(reg32) i, b = in(reg64) base, options($($opt),*))
+            };
+            v
+        }
     };
 }
 
-/// `*base.add(i)` from global memory (`ld.global.f32`).
-///
-/// # Safety
-/// As [`load_global_i16`], aligned for `f32`.
-#[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-pub unsafe fn load_global_f32(base: *const f32, i: u32) -> f32 {
-    let v: f32;
-    // SAFETY: the caller guarantees a valid, aligned global address.
-    unsafe {
-        asm!("{{ .reg .u64 la; mul.wide.u32 la, {i}, 4; add.s64 la, la, {b}; cvta.to.global.u64 la, la; ld.global.f32 {v}, [la]; }}",
-            v = out(reg32) v, i = in(reg32) i, b = in(reg64) base, options(pure, nostack, readonly, preserves_flags))
+/// A store of one 32-bit register `v` to element `i` (`$size` bytes each) of `base`: the
+/// address formed in the asm block, then `$st [sa], {v}`.
+macro_rules! store_global {
+    ($(#[$doc:meta])* $name:ident($elem:ty, $v:ty), $size:literal, $st:literal) => {
+        $(#[$doc])*
+        #[cfg(target_arch = "nvptx64")]
+        #[inline(always)]
+        pub unsafe fn $name(base: *mut $elem, i: u32, v: $v) {
+            // SAFETY: the caller guarantees a valid, aligned global address.
+            unsafe {
+                asm!(concat!("{{ .reg .u64 sa; mul.wide.u32 sa, {i}, ", $size, "; add.s64 sa, sa, {b}; cvta.to.global.u64 sa, sa; ", $st, " [sa], {v}; }}"),
+                    v = in(reg32) v, i = in(reg32) i, b = in(reg64) base, options(nostack, preserves_flags))
+            };
+        }
     };
-    v
+}
+
+load_global! {
+    /// `*base.add(i)` from global memory, sign-extended to `i32` (`ld.global.s16`).
+    ///
+    /// # Safety
+    /// `base` is a generic pointer into a device allocation (global memory) and `base + i` is in
+    /// bounds and aligned for `i16`; nothing writes it concurrently.
+    load_global_i16(i16) -> i32, 2, "ld.global.s16", options(nostack, readonly, preserves_flags)
+}
+
+load_global! {
+    /// `*base.add(i)` from global memory (`ld.global.u32`).
+    ///
+    /// # Safety
+    /// As [`load_global_i16`], aligned for `u32`.
+    load_global_u32(u32) -> u32, 4, "ld.global.u32", options(nostack, readonly, preserves_flags)
+}
+
+store_global! {
+    /// `*base.add(i) = v as i16` in global memory (`st.global.u16`: the low 16 bits of `v`).
+    ///
+    /// # Safety
+    /// `base` is a generic pointer into a device allocation (global memory) and `base + i` is in
+    /// bounds and aligned for `i16`; no other thread accesses it concurrently.
+    store_global_i16(i16, i32), 2, "st.global.u16"
+}
+
+load_global! {
+    /// `*base.add(i)` from global memory (`ld.global.f32`).
+    ///
+    /// # Safety
+    /// As [`load_global_i16`], aligned for `f32`.
+    load_global_f32(f32) -> f32, 4, "ld.global.f32", options(pure, nostack, readonly, preserves_flags)
 }
 
 /// `[*base.add(i), *base.add(i + 1)]` from global memory as one 8-byte access
@@ -108,18 +114,12 @@ pub unsafe fn load_global_v4_f32(base: *const f32, i: u32) -> [f32; 4] {
     [x, y, z, w]
 }
 
-/// `*base.add(i) = v` in global memory (`st.global.f32`).
-///
-/// # Safety
-/// As [`store_global_i16`], aligned for `f32`.
-#[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-pub unsafe fn store_global_f32(base: *mut f32, i: u32, v: f32) {
-    // SAFETY: the caller guarantees a valid, aligned global address.
-    unsafe {
-        asm!("{{ .reg .u64 sa; mul.wide.u32 sa, {i}, 4; add.s64 sa, sa, {b}; cvta.to.global.u64 sa, sa; st.global.f32 [sa], {v}; }}",
-            v = in(reg32) v, i = in(reg32) i, b = in(reg64) base, options(nostack, preserves_flags))
-    };
+store_global! {
+    /// `*base.add(i) = v` in global memory (`st.global.f32`).
+    ///
+    /// # Safety
+    /// As [`store_global_i16`], aligned for `f32`.
+    store_global_f32(f32, f32), 4, "st.global.f32"
 }
 
 /// `base[i..i + 2] = v` in global memory as one 8-byte access (`st.global.v2.f32`).

@@ -233,9 +233,10 @@ pub fn lane_add<T: Real>(lower: [T; 3], upper: [T; 3]) -> [T; 3] {
 /// a fixed binary tree — level `m = 1, 2, 4, …, S/2`, lane `l` (a multiple of `2m`) takes
 /// `lane_add(acc[l], acc[l + m])` — then scaled by `G`. On the GPU the levels are warp
 /// butterflies (`shfl.bfly` by `m`, the lower lane's value on the left), which give every lane
-/// of the group the same value as this loop. `shift = 0` is [`accel_with`] exactly.
+/// of the group the same value as this loop. The pair term is [`accumulate_exact`]; with
+/// `shift` = [`split_shift`]`(n)` this is what the CPU twin and every exact kernel compute, and
+/// `shift = 0` is [`accel_exact`] exactly.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 pub fn accel_split<T: Real>(
     i: u32,
     xi: V4<T>,
@@ -244,13 +245,12 @@ pub fn accel_split<T: Real>(
     body: impl Fn(u32) -> V4<T>,
     eps2: T,
     g: T,
-    term: impl Fn([T; 3], V4<T>, V4<T>, T) -> [T; 3] + Copy,
 ) -> V4<T> {
     let lanes = 1usize << shift;
     let mut acc = [[T::ZERO; 3]; 1 << MAX_SPLIT_SHIFT];
     let mut l = 0;
     while l < lanes {
-        acc[l] = lane_sum(i, xi, n, l as u32, shift, &body, eps2, term);
+        acc[l] = lane_sum(i, xi, n, l as u32, shift, &body, eps2, accumulate_exact);
         l += 1;
     }
     let mut m = 1;
@@ -263,21 +263,6 @@ pub fn accel_split<T: Real>(
         m *= 2;
     }
     scale_accel(acc[0], g)
-}
-
-/// The exact split acceleration: [`accel_split`] with [`accumulate_exact`] and
-/// [`split_shift`]`(n)` — what the CPU twin and every exact kernel compute.
-#[inline(always)]
-pub fn accel_exact_split<T: Real>(
-    i: u32,
-    xi: V4<T>,
-    n: u32,
-    shift: u32,
-    body: impl Fn(u32) -> V4<T>,
-    eps2: T,
-    g: T,
-) -> V4<T> {
-    accel_split(i, xi, n, shift, body, eps2, g, accumulate_exact)
 }
 
 /// RK4 step constants derived from `h` the same way on both sides.
@@ -391,14 +376,14 @@ mod tests {
             core::array::from_fn(|j| V4::new(j as f64 * 0.7 - 1.0, (j * j) as f64 * 0.1, 0.3, 1.0 + j as f64));
         let body = |j: u32| bodies[j as usize];
         let plain = accel_exact(2, bodies[2], 7, body, 1e-3, 1.5);
-        assert_eq!(accel_exact_split(2, bodies[2], 7, 0, body, 1e-3, 1.5), plain);
+        assert_eq!(accel_split(2, bodies[2], 7, 0, body, 1e-3, 1.5), plain);
         // S = 4: lanes {0, 4}, {1, 5}, {6} (2 skipped), {3}; tree ((l0 + l1) + (l2 + l3)).
         let lane =
             |js: &[u32]| js.iter().fold([0.0; 3], |acc, &j| accumulate_exact(acc, bodies[2], bodies[j as usize], 1e-3));
         let tree = lane_add(lane_add(lane(&[0, 4]), lane(&[1, 5])), lane_add(lane(&[6]), lane(&[3])));
-        assert_eq!(accel_exact_split(2, bodies[2], 7, 2, body, 1e-3, 1.5), scale_accel(tree, 1.5));
+        assert_eq!(accel_split(2, bodies[2], 7, 2, body, 1e-3, 1.5), scale_accel(tree, 1.5));
         // More lanes than bodies: empty lanes add +0.
-        let s32 = accel_exact_split(2, bodies[2], 7, 5, body, 1e-3, 1.5);
+        let s32 = accel_split(2, bodies[2], 7, 5, body, 1e-3, 1.5);
         assert!((s32.x - plain.x).abs() < 1e-12 && (s32.y - plain.y).abs() < 1e-12);
     }
 

@@ -3,14 +3,12 @@
 //!
 //! [`step_seq`] / [`step_par`] run the four stages exactly as the kernels do: the same
 //! `lockstep_shared::nbody` functions, the same `j` order split over the same
-//! `2^split_shift(N)` lanes and combined by the same tree (`accel_exact_split`),
+//! `2^split_shift(N)` lanes and combined by the same tree (`accel_split`),
 //! `ε² = ε·ε` computed the same way.
 
 use super::problem::{NbodyFloat, Params, System, validate};
 use crate::error::{Error, Result};
-use lockstep_shared::nbody::{
-    MAX_SPLIT_SHIFT, Rk4, STAGES, V4, accel_exact_split, combine, split_shift, stage_position,
-};
+use lockstep_shared::nbody::{MAX_SPLIT_SHIFT, Rk4, STAGES, V4, accel_split, combine, split_shift, stage_position};
 use rayon::prelude::*;
 
 pub(crate) fn v4<T: Copy>(s: &[T], i: usize) -> V4<T> {
@@ -30,7 +28,7 @@ fn step_with<T: NbodyFloat>(p: &Params<T>, s: &mut System<T>, par: bool, shift: 
     let mut kv: Vec<Vec<V4<T>>> = Vec::with_capacity(4);
     let mut src = x.clone();
     for stage in 0..STAGES {
-        let accel = |i: usize| accel_exact_split(i as u32, src[i], n as u32, shift, |j| src[j as usize], eps2, g);
+        let accel = |i: usize| accel_split(i as u32, src[i], n as u32, shift, |j| src[j as usize], eps2, g);
         let a: Vec<V4<T>> = if par { (0..n).into_par_iter().map(accel).collect() } else { (0..n).map(accel).collect() };
         if stage < 3 {
             let before = if stage >= 1 { &kv[stage as usize - 1] } else { &a };

@@ -14,9 +14,7 @@ use super::problem::{Method, NbodyFloat, Params, System, validate};
 use crate::Backend;
 use crate::dist::{Communicator, Split, all_gather_into, broadcast, split_padded};
 use crate::error::{Error, Result};
-use lockstep_shared::nbody::{
-    MAX_SPLIT_SHIFT, Rk4, STAGES, V4, accel_exact_split, combine, split_shift, stage_position,
-};
+use lockstep_shared::nbody::{MAX_SPLIT_SHIFT, Rk4, STAGES, V4, accel_split, combine, split_shift, stage_position};
 use rayon::prelude::*;
 
 /// `steps` exact RK4 steps of `s` by every rank of `comm` on `backend` (the GPU: `method`'s rank
@@ -111,7 +109,7 @@ fn run_cpu<T: NbodyFloat>(
             let accel = |t: usize| {
                 let i = first + t;
                 if t < len {
-                    accel_exact_split(i as u32, src[i], n as u32, shift, |j| src[j as usize], eps2, g)
+                    accel_split(i as u32, src[i], n as u32, shift, |j| src[j as usize], eps2, g)
                 } else {
                     zero
                 }

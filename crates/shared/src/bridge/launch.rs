@@ -335,11 +335,12 @@ fn fused_shared_bytes(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    /// A shape, positionally: steps, d, slots, block, paths, element bytes.
-    fn sh(steps: usize, dims: usize, slots: usize, block: usize, paths: usize, elem: usize) -> LaunchShape {
+    /// A shape, positionally: steps, d, slots, block, paths, element bytes (this module's tests
+    /// and `staged`'s).
+    pub(crate) fn sh(steps: usize, dims: usize, slots: usize, block: usize, paths: usize, elem: usize) -> LaunchShape {
         LaunchShape { steps, dims, slots, block, paths, elem }
     }
 

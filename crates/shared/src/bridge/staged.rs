@@ -130,11 +130,8 @@ impl LaunchShape {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bridge::launch::tests::sh;
     use std::vec;
-
-    fn sh(steps: usize, dims: usize, slots: usize, block: usize, paths: usize, elem: usize) -> LaunchShape {
-        LaunchShape { steps, dims, slots, block, paths, elem }
-    }
 
     #[test]
     fn staged_shape_of_the_paper_problem() {
