@@ -640,27 +640,21 @@ fn bridge_staged_shapes_gpu_equal_cpu() -> Result<(), TestCaseError> {
         assert_eq!(d3.launch_shape::<f64>(128, paths).buffer_staged(), paths % 4 != 0, "d = 3 f64 {paths}");
     }
     let gpu = gpu_or_skip!();
-    for block in [32u32, 128] {
-        let bridge = Bridge::with_block_size(gpu, block)?;
-        for &paths in &counts3 {
-            let z32 = normals::<f32>(d3.rows() * paths, paths as u64);
-            let z64 = normals::<f64>(d3.rows() * paths, paths as u64);
-            for inc in [false, true] {
-                both::<f32>(&bridge, &d3, Source::Buffer(&z32), paths, inc, true)?;
-                both::<f64>(&bridge, &d3, Source::Buffer(&z64), paths, inc, true)?;
+    // Both precisions, paths and increments, of `plan` at every count and block.
+    let every = |plan: &Plan, counts: &[usize], blocks: &[u32]| -> Result<(), TestCaseError> {
+        for &block in blocks {
+            let bridge = Bridge::with_block_size(gpu, block)?;
+            for &paths in counts {
+                let z32 = normals::<f32>(plan.rows() * paths, paths as u64);
+                let z64 = normals::<f64>(plan.rows() * paths, paths as u64);
+                for inc in [false, true] {
+                    both::<f32>(&bridge, plan, Source::Buffer(&z32), paths, inc, true)?;
+                    both::<f64>(&bridge, plan, Source::Buffer(&z64), paths, inc, true)?;
+                }
             }
         }
-    }
-    for block in [32u32, 128, 256] {
-        let bridge = Bridge::with_block_size(gpu, block)?;
-        for &paths in &counts {
-            let z32 = normals::<f32>(plan.rows() * paths, paths as u64);
-            let z64 = normals::<f64>(plan.rows() * paths, paths as u64);
-            for inc in [false, true] {
-                both::<f32>(&bridge, &plan, Source::Buffer(&z32), paths, inc, true)?;
-                both::<f64>(&bridge, &plan, Source::Buffer(&z64), paths, inc, true)?;
-            }
-        }
-    }
-    Ok(())
+        Ok(())
+    };
+    every(&d3, &counts3, &[32, 128])?;
+    every(&plan, &counts, &[32, 128, 256])
 }

@@ -114,13 +114,14 @@ impl Recorder {
             extra: std::ptr::null_mut(),
         };
         let mut node: CUgraphNode = std::ptr::null_mut();
-        let programmatic = edge == Edge::Programmatic && self.last.is_some();
-        let deps = if programmatic { &[][..] } else { self.last.as_slice() };
+        // The node a programmatic edge comes from; without one, `deps` holds the full edge.
+        let programmatic = self.last.filter(|_| edge == Edge::Programmatic);
+        let deps = if programmatic.is_some() { &[][..] } else { self.last.as_slice() };
         // SAFETY: `graph` is live; `params` and `args` live across the call, which copies the
         // parameter values; `deps` holds 0 or 1 node of this graph.
         let r = unsafe { cuGraphAddKernelNode(&mut node, self.graph, deps.as_ptr(), deps.len(), &params) };
         driver("cuGraphAddKernelNode", r)?;
-        if let (true, Some(last)) = (programmatic, self.last) {
+        if let Some(last) = programmatic {
             // SAFETY: both nodes belong to `graph`, which is live; one edge, not yet present.
             let r = unsafe { cuGraphAddDependencies_v2(self.graph, &last, &node, &PROGRAMMATIC, 1) };
             if r != cust::sys::CUresult::CUDA_SUCCESS {

@@ -36,6 +36,13 @@ impl Gpu {
         check_params(name, &A::sizes())?;
         Ok(Kernel { name, function: self.function(name)?, params: PhantomData })
     }
+
+    /// [`Gpu::kernel`] for a kernel only an architecture-specific image holds (the sm_90
+    /// `*_pdl_*` kernels): `None` where the loaded module lacks it ([`Gpu::has_kernel`]), any
+    /// other failure an error as there.
+    pub(crate) fn kernel_if_loaded<A: KernelArgs>(&self, name: &'static str) -> Result<Option<Kernel<'_, A>>> {
+        if self.has_kernel(name) { self.kernel(name).map(Some) } else { Ok(None) }
+    }
 }
 
 /// Checks a handle's parameter sizes against the PTX's declaration of kernel `name`

@@ -123,7 +123,7 @@ impl<'g> Himeno<'g> {
             sweep: HimenoSweep::March,
             himeno_jacobi: gpu.kernel("himeno_jacobi")?,
             himeno_jacobi_march: gpu.kernel("himeno_jacobi_march")?,
-            himeno_jacobi_march_pdl: gpu.kernel("himeno_jacobi_march_pdl").ok(),
+            himeno_jacobi_march_pdl: gpu.kernel_if_loaded("himeno_jacobi_march_pdl")?,
             programmatic: true,
             himeno_gosa_reduce: gpu.kernel("himeno_gosa_reduce")?,
         })

@@ -163,12 +163,12 @@ pub(crate) fn split_kernel<T: NbodyFloat>(gpu: &Gpu, mode: Mode) -> Result<Split
 
 /// The split kernels of `T` that wait for the grids before them (`nbody_split_pdl_*`, exact and
 /// fast), or `None` where the loaded module lacks them (they exist in the sm_90 cubin alone).
-fn waiting_split_kernels<T: NbodyFloat>(gpu: &Gpu) -> Option<[SplitStage<'_, T>; 2]> {
+fn waiting_split_kernels<T: NbodyFloat>(gpu: &Gpu) -> Result<Option<[SplitStage<'_, T>; 2]>> {
     let (exact, fast) = match T::NAME {
         "f32" => ("nbody_split_pdl_f32", "nbody_split_pdl_f32_fast"),
         _ => ("nbody_split_pdl_f64", "nbody_split_pdl_f64_fast"),
     };
-    Some([gpu.kernel(exact).ok()?, gpu.kernel(fast).ok()?])
+    Ok(gpu.kernel_if_loaded(exact)?.zip(gpu.kernel_if_loaded(fast)?).map(|(e, f)| [e, f]))
 }
 
 /// The kernels of one float type: the four stage kernels and the split ones (exact, fast), the
@@ -199,7 +199,7 @@ impl<'g, T: NbodyFloat> NbodySet<'g, T> {
         for (m, f) in stage_max.iter_mut().zip(&stages) {
             *m = max_block(gpu, f.function())?;
         }
-        let split_waiting = waiting_split_kernels::<T>(gpu);
+        let split_waiting = waiting_split_kernels::<T>(gpu)?;
         let mut split_max = [0; 2];
         for (i, m) in split_max.iter_mut().enumerate() {
             *m = max_block(gpu, split[i].function())?;
