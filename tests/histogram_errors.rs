@@ -59,6 +59,12 @@ fn methods_that_do_not_apply_are_refused() {
     let e = check_method(Method::Wide, CounterKind::F64 { unit: true }, 10).unwrap_err().to_string();
     assert!(e.contains("u32 and u64 counts only"), "{e}");
     assert!(check_method(Method::Wide, CounterKind::Count, 100_000).is_ok());
+    let e = check_method(Method::Partition, CounterKind::Fixed { unit: true }, 10).unwrap_err().to_string();
+    assert!(e.contains("u32 and u64 counts only"), "{e}");
+    let e = check_method(Method::Partition, CounterKind::Count, (1 << 25) + 1).unwrap_err().to_string();
+    assert!(e.contains("at most 33554432 bins"), "{e}");
+    assert!(check_method(Method::Partition, CounterKind::Count, 1 << 25).is_ok());
+    assert_eq!(Method::from_name("partition"), Some(Method::Partition));
     assert_eq!(Method::from_name("cas-agg"), Some(Method::CasAggregated));
     assert_eq!(Method::from_name("nope"), None);
 }
@@ -91,6 +97,13 @@ fn launchers_refuse_bad_input_before_launching() -> Result<(), TestCaseError> {
     let e = a.histogram_counts::<u32>(Method::Wide, &over, &x).unwrap_err();
     assert!(matches!(e, Error::InvalidInput { what: "histogram method", .. }), "{e}");
     assert!(e.to_string().contains(&format!("at most {} bins", a.wide_capacity())), "{e}");
+    // Partition: weighted sums and pieces that are not whole chunks are refused.
+    let e = a.histogram_f64(Method::Partition, &bins, &x, None).unwrap_err();
+    assert!(matches!(e, Error::InvalidInput { what: "histogram method", .. }), "{e}");
+    for piece in [0u64, 8191, 8193, (1 << 27) + 8192] {
+        let e = Histograms::new(gpu).unwrap().with_partition_piece(piece).err().expect("refused");
+        assert!(matches!(e, Error::InvalidInput { what: "partition piece", .. }), "{piece}: {e}");
+    }
     // Bins with public fields tampered with are revalidated.
     let mut bad = bins;
     bad.k = 0;

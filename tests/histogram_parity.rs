@@ -27,6 +27,7 @@ fn hist_methods() -> impl Strategy<Value = Method> {
         Method::Count,
         Method::Private,
         Method::Wide,
+        Method::Partition,
     ])
 }
 
@@ -38,6 +39,12 @@ fn ks() -> impl Strategy<Value = u64> {
 /// method's 12 288, and the paper's 10^5.
 fn wide_ks() -> impl Strategy<Value = u64> {
     prop_oneof![Just(1u64), 2u64..100, 12_289u64..40_000, Just(100_000)]
+}
+
+/// Bins for the partition method: one bucket, a few, the bench's 10^5 and 10^6 (245 buckets of
+/// 4 096), and the most it takes (1 024 buckets of 32 768).
+fn partition_ks() -> impl Strategy<Value = u64> {
+    prop_oneof![Just(1u64), 2u64..600, 600u64..300_000, Just(1_000_000), Just(1 << 25)]
 }
 
 fn launcher(gpu: &'static lockstep::Gpu, grid: Option<u32>) -> Result<Histograms<'static>, TestCaseError> {
@@ -108,7 +115,29 @@ proptest! {
     }
 
     #[test]
-    fn histogram_counts_from_an_unaligned_slice_are_exact(method in proptest::sample::select(vec![Method::Plain, Method::Private, Method::Match, Method::Wide]), k in prop_oneof![1u64..40, 40u64..6000], n in 1usize..40_000, seed: u64, wild: bool, grid in proptest::option::of(1u32..8)) {
+    fn histogram_partition_counts_are_exact(k in partition_ks(), n in 0usize..200_000, seed: u64, wild: bool, chunks_per_piece in proptest::option::of(1u64..5), wide: bool) {
+        // Pieces of 1–4 chunks run the piece loop on inputs of up to 25 chunks.
+        let bins = cpu::bins(0.0, 1.0, k)?;
+        let x = hist_input(n, seed, wild);
+        let want = cpu::histogram_counts_seq(&bins, &x);
+        let gpu = gpu_or_skip!();
+        let a = match chunks_per_piece {
+            Some(c) => Histograms::new(gpu)?.with_partition_piece(c * 8192)?,
+            None => Histograms::new(gpu)?,
+        };
+        let (got, h) = if wide {
+            let h = a.histogram_counts::<u64>(Method::Partition, &bins, &x)?;
+            (got_u64(&h.counts), (h.nan, h.below, h.above))
+        } else {
+            let h = a.histogram_counts::<u32>(Method::Partition, &bins, &x)?;
+            (got_u64(&h.counts), (h.nan, h.below, h.above))
+        };
+        prop_assert_eq!(&got, &want.counts, "k={} n={} piece={:?}", k, n, chunks_per_piece);
+        prop_assert_eq!(h, (want.nan, want.below, want.above));
+    }
+
+    #[test]
+    fn histogram_counts_from_an_unaligned_slice_are_exact(method in proptest::sample::select(vec![Method::Plain, Method::Private, Method::Match, Method::Wide, Method::Partition]), k in prop_oneof![1u64..40, 40u64..6000], n in 1usize..40_000, seed: u64, wild: bool, grid in proptest::option::of(1u32..8)) {
         // x starts 8 bytes past a 16-byte boundary: the kernels' 16-byte loads must not be used.
         let bins = cpu::bins(0.0, 1.0, k)?;
         let x = hist_input(n + 1, seed, wild);
@@ -194,6 +223,24 @@ proptest! {
         let got = a.histogram_fixed_raw(Method::Private, &bins, &x, Some(&w))?;
         prop_assert_eq!(got, want);
     }
+}
+
+/// The partition's rare paths: a bucket segment of more than 64 values (all values in one
+/// bin, and in one bucket of 245), the scratch reused and grown between calls on one
+/// launcher, and counts of many pieces added into the same counters.
+#[test]
+fn histogram_partition_long_segments_and_reused_scratch_are_exact() -> Result<(), TestCaseError> {
+    let gpu = gpu_or_skip!();
+    let a = Histograms::new(gpu)?.with_partition_piece(3 * 8192)?;
+    for (k, n) in [(1_000_000u64, 50_000usize), (1, 100_000), (1_000_000, 200_001), (300, 8192)] {
+        let bins = cpu::bins(0.0, 1.0, k)?;
+        let mut x: Vec<f64> = (0..n).map(|i| (i % 5) as f64 * 1e-6).collect();
+        x.extend(data::f64_range(n / 3, k, 0.0, 1.0));
+        let want = cpu::histogram_counts_seq(&bins, &x);
+        let got = a.histogram_counts::<u32>(Method::Partition, &bins, &x)?;
+        prop_assert_eq!(got_u64(&got.counts), want.counts, "k={} n={}", k, n);
+    }
+    Ok(())
 }
 
 /// A wide block's 16-bit counters hold at most 65 535: one block taking 300 001 values of one

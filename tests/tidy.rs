@@ -58,6 +58,10 @@ const SHARED_PARITY_TESTS: &[(&str, &[&str])] = &[
     ("normals_philox_gpu_equals_cpu", &["normals_philox_f32", "normals_philox_f64"]),
     ("normals_sobol_gpu_equals_cpu", &["normals_sobol_f32", "normals_sobol_f64"]),
     ("normals_bm_philox_gpu_equals_cpu", &["normals_bm_philox_f32", "normals_bm_philox_f64"]),
+    (
+        "histogram_partition_counts_are_exact",
+        &["histogram_partition_split", "histogram_partition_count_u32", "histogram_partition_count_u64"],
+    ),
     ("mg_step_rank_shares_on_one_gpu_equal_the_game", &["mg_step_rank", "mg_step_rank_s2"]),
     (
         "nbody_rank_kernels_equal_the_one_gpu_run",
@@ -92,6 +96,9 @@ const LAUNCHED_BY: &[(&[&str], &str)] = &[
             "histogram_private_u64",
             "histogram_wide_u32",
             "histogram_wide_u64",
+            "histogram_partition_split",
+            "histogram_partition_count_u32",
+            "histogram_partition_count_u64",
         ],
         "histogram_counts",
     ),

@@ -23,9 +23,10 @@ fn method_of(name: &str) -> PyResult<Option<Method>> {
         "count" => Method::Count,
         "private" => Method::Private,
         "wide" => Method::Wide,
+        "partition" => Method::Partition,
         m => {
             return Err(PyValueError::new_err(format!(
-                "method: {m:?} is not one of 'auto', 'plain', 'shared', 'shfl', 'match', 'block', 'count', 'private', 'wide'"
+                "method: {m:?} is not one of 'auto', 'plain', 'shared', 'shfl', 'match', 'block', 'count', 'private', 'wide', 'partition'"
             )));
         }
     }))

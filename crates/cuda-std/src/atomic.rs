@@ -196,6 +196,24 @@ pub unsafe fn shared_red_add_u32(ptr: *mut u32, value: u32) {
     };
 }
 
+/// `old = *ptr; *ptr += value; old` on a `u32` in this block's shared memory
+/// (`atom.shared.add.u32`, SASS `ATOMS.ADD`): [`shared_red_add_u32`] when the old value is
+/// wanted.
+///
+/// # Safety
+/// As [`shared_red_add_u32`].
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub unsafe fn shared_atomic_add_u32(ptr: *mut u32, value: u32) -> u32 {
+    let old: u32;
+    // SAFETY: the caller guarantees a valid, aligned shared-memory address.
+    unsafe {
+        asm!("{{ .reg .u64 s; cvta.to.shared.u64 s, {p}; atom.shared.add.u32 {o}, [s], {v}; }}",
+             o = out(reg32) old, p = in(reg64) ptr, v = in(reg32) value, options(nostack))
+    };
+    old
+}
+
 /// Grid-wide barrier from an arrival counter and a generation word (`bar[0]`, `bar[1]`; the
 /// counter zero at launch, the generation any value): every block's threads wait until every
 /// block of the grid arrived, and each block's writes before it are visible to every thread

@@ -126,6 +126,8 @@ macro_rules! scalar_shared_io {
 }
 
 #[cfg(target_arch = "nvptx64")]
+scalar_shared_io!(u16, ".u16", reg16, ld_shared_u16, st_shared_u16);
+#[cfg(target_arch = "nvptx64")]
 scalar_shared_io!(u32, ".u32", reg32, ld_shared_u32, st_shared_u32);
 #[cfg(target_arch = "nvptx64")]
 scalar_shared_io!(f32, ".f32", reg32, ld_shared_f32, st_shared_f32);

@@ -29,11 +29,15 @@ pub enum Method {
     /// Counts only: every bin of a block as a 16-bit counter in up to the GPU's opt-in shared
     /// memory (116 224 bins on an H100), added to the global counters every ≤ 65 535 values.
     Wide,
+    /// Counts only, many bins (up to 2^25): the values' bins sorted by bin range per chunk of
+    /// 8 192, then one block per range counts its bins in shared memory and adds them to the
+    /// global counters with plain stores — no global atomic per value (histograms only).
+    Partition,
 }
 
 impl Method {
     /// Every method, in the order of the benchmark tables.
-    pub const ALL: [Method; 10] = [
+    pub const ALL: [Method; 11] = [
         Method::Plain,
         Method::Shared,
         Method::Shfl,
@@ -44,10 +48,11 @@ impl Method {
         Method::CasAggregated,
         Method::Private,
         Method::Wide,
+        Method::Partition,
     ];
 
     /// A short name (`plain`, `shared`, `shfl`, `match`, `block`, `count`, `cas`, `cas-agg`,
-    /// `private`, `wide`).
+    /// `private`, `wide`, `partition`).
     pub fn name(self) -> &'static str {
         match self {
             Method::Plain => "plain",
@@ -60,6 +65,7 @@ impl Method {
             Method::CasAggregated => "cas-agg",
             Method::Private => "private",
             Method::Wide => "wide",
+            Method::Partition => "partition",
         }
     }
 
@@ -78,7 +84,7 @@ impl Method {
             Method::Count => via::COUNT,
             Method::Cas => via::CAS,
             Method::CasAggregated => via::CAS_AGGREGATED,
-            Method::Private | Method::Wide => u32::MAX,
+            Method::Private | Method::Wide | Method::Partition => u32::MAX,
         }
     }
 }

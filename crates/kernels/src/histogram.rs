@@ -1,5 +1,6 @@
 //! Histograms by warp-aggregated atomics (issue #4): global counters by every method, and
-//! shared-memory privatised counters; NaN and out-of-range values dropped and counted.
+//! shared-memory privatised counters; NaN and out-of-range values dropped and counted. Many
+//! bins: the two-pass partition method ([`partition`]).
 
 use crate::probe::add_via;
 use lockstep_cuda_std::aggregate::{Aggregate, global_red_aggregated, global_red_count_aggregated};
@@ -10,6 +11,8 @@ use lockstep_shared::histogram::{
     Bins, HIST_BLOCK, HIST_PAIRS, PRIVATE_AGG_MAX_BINS, PRIVATE_BYTES, WIDE_VALUES_PER_THREAD, classify, to_fixed, via,
     wide_segments_per_flush, wide_words,
 };
+
+mod partition;
 
 /// Two f64 in one 16-byte load (`ld.global.v2.f64`).
 #[repr(C, align(16))]

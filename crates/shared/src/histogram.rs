@@ -85,6 +85,54 @@ pub const fn wide_segments_per_flush(values_per_segment: u32) -> u32 {
     if s == 0 { 1 } else { s }
 }
 
+/// Threads per block of both passes of the partition count kernels
+/// (`histogram_partition_split`, `histogram_partition_count_u32`/`_u64`).
+pub const PARTITION_BLOCK: u32 = 512;
+/// Values each thread of the partition's first pass takes (eight 16-byte loads of two f64).
+pub const PARTITION_VALUES_PER_THREAD: u32 = 16;
+/// Values per chunk of the partition's first pass: one block's, sorted by bucket in shared
+/// memory (8 192; a chunk's offsets fit the 16-bit halves of a [`partition_entry`]).
+pub const PARTITION_CHUNK: u32 = PARTITION_BLOCK * PARTITION_VALUES_PER_THREAD;
+/// Most buckets of a partition (two per thread of the first pass's scan).
+pub const PARTITION_MAX_BUCKETS: u32 = 2 * PARTITION_BLOCK;
+/// Buckets the partition aims at: about 32 values of a uniform chunk per bucket, one warp load.
+pub const PARTITION_TARGET_BUCKETS: u32 = 256;
+/// Largest bucket: `2^PARTITION_MAX_SHIFT` bins, one 32-bit shared counter each (128 KiB) in
+/// the second pass.
+pub const PARTITION_MAX_SHIFT: u32 = 15;
+/// Most bins of the partition method (`PARTITION_MAX_BUCKETS` buckets of the largest width).
+pub const PARTITION_MAX_BINS: u32 = PARTITION_MAX_BUCKETS << PARTITION_MAX_SHIFT;
+/// Most values one partition piece takes (the launcher runs longer inputs piece by piece, so
+/// the second pass's 32-bit shared counters cannot wrap and the scratch stays at 4 B a value).
+pub const PARTITION_PIECE: u64 = 1 << 27;
+
+/// Bucket width of the partition method for `k` bins, as a power of two `2^shift`: the
+/// narrowest with at most [`PARTITION_TARGET_BUCKETS`] buckets, at most
+/// [`PARTITION_MAX_SHIFT`] (`k ≥ 1`).
+pub const fn partition_shift(k: u32) -> u32 {
+    let mut s = 0;
+    while s < PARTITION_MAX_SHIFT && partition_buckets(k, s) > PARTITION_TARGET_BUCKETS {
+        s += 1;
+    }
+    s
+}
+
+/// Buckets of `2^shift` bins that cover `k ≥ 1` bins: bin `c` is in bucket `c >> shift`.
+pub const fn partition_buckets(k: u32, shift: u32) -> u32 {
+    ((k - 1) >> shift) + 1
+}
+
+/// One entry of the partition table: bucket `b`'s values of chunk `c` are the `len` bins at
+/// `start..start + len` of the chunk's sorted copy (`start`, `len` ≤ [`PARTITION_CHUNK`]).
+pub const fn partition_entry(start: u32, len: u32) -> u32 {
+    start | len << 16
+}
+
+/// `(start, len)` of a [`partition_entry`].
+pub const fn partition_segment(entry: u32) -> (u32, u32) {
+    (entry & 0xffff, entry >> 16)
+}
+
 /// Values each thread loads per trip of the streaming loops, as pairs of f64 in 16-byte loads
 /// (`ld.global.v2.f64`): `2 · HIST_PAIRS` values in flight per thread (the kernels' loop
 /// issues exactly four loads: keep this 4).
@@ -236,6 +284,107 @@ mod tests {
         assert_eq!(classify(f64::NAN, &b), 10 + DROP_NAN);
         assert_eq!(classify(f64::INFINITY, &b), 10 + DROP_ABOVE);
         assert_eq!(classify(f64::NEG_INFINITY, &b), 10 + DROP_BELOW);
+    }
+
+    #[test]
+    fn partition_buckets_cover_every_bin() {
+        assert_eq!(PARTITION_CHUNK, 8192);
+        for k in [1u32, 2, 255, 256, 257, 1000, 100_000, 1_000_000, 10_000_000, PARTITION_MAX_BINS] {
+            let s = partition_shift(k);
+            let nb = partition_buckets(k, s);
+            assert!(nb <= PARTITION_MAX_BUCKETS && s <= PARTITION_MAX_SHIFT, "k={k}");
+            assert!(nb <= PARTITION_TARGET_BUCKETS || s == PARTITION_MAX_SHIFT, "k={k}");
+            assert!(s == 0 || partition_buckets(k, s - 1) > PARTITION_TARGET_BUCKETS, "k={k}: not the narrowest");
+            assert_eq!((k - 1) >> s, nb - 1, "k={k}: the last bin is in the last bucket");
+        }
+        assert_eq!((partition_shift(1_000_000), partition_buckets(1_000_000, 12)), (12, 245));
+        for (start, len) in [(0, 0), (0, PARTITION_CHUNK), (PARTITION_CHUNK - 1, 1), (17, 33)] {
+            assert_eq!(partition_segment(partition_entry(start, len)), (start, len));
+        }
+    }
+
+    /// The partition method's layout, emulated as the two kernels do it (slots handed out in
+    /// value order here, in any order there): every in-range value is counted once, in its
+    /// own bucket's row, and the counts equal a direct count.
+    #[test]
+    fn partition_emulation_counts_every_value_once() {
+        use std::vec;
+        use std::vec::Vec;
+        let mut r = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            r
+        };
+        for (k, n) in [(1u32, 20_000usize), (7, 9000), (1000, 30_000), (1_000_000, 50_000), (PARTITION_MAX_BINS, 8192)]
+        {
+            let b = Bins::new(0.0, 1.0, k).unwrap();
+            let x: Vec<f64> = (0..n)
+                .map(|i| match i % 97 {
+                    0 => f64::NAN,
+                    1 => -0.5,
+                    2 => 1.0,
+                    3 => 0.25, // one bin, many times: long segments
+                    _ => (next() >> 11) as f64 / (1u64 << 53) as f64,
+                })
+                .collect();
+            let shift = partition_shift(k);
+            let buckets = partition_buckets(k, shift) as usize;
+            let chunk = PARTITION_CHUNK as usize;
+            let chunks = n.div_ceil(chunk);
+            let mut binned = vec![u32::MAX; chunks * chunk];
+            let mut table = vec![u32::MAX; buckets * chunks];
+            let mut dropped = [0u64; 3];
+            // Pass 1: per chunk, bucket counts, their exclusive scan, the sorted chunk.
+            for c in 0..chunks {
+                let vals = &x[c * chunk..n.min((c + 1) * chunk)];
+                let mut count = vec![0u32; buckets];
+                let mut slots = Vec::new();
+                for &v in vals {
+                    let cl = classify(v, &b);
+                    if cl < k {
+                        let bk = (cl >> shift) as usize;
+                        slots.push((cl, count[bk]));
+                        count[bk] += 1;
+                    } else {
+                        dropped[(cl - k) as usize] += 1;
+                    }
+                }
+                let mut start = vec![0u32; buckets];
+                let mut sum = 0;
+                for bk in 0..buckets {
+                    start[bk] = sum;
+                    table[bk * chunks + c] = partition_entry(sum, count[bk]);
+                    sum += count[bk];
+                }
+                for (cl, slot) in slots {
+                    let at = c * chunk + (start[(cl >> shift) as usize] + slot) as usize;
+                    assert_eq!(binned[at], u32::MAX, "k={k}: two values in one place");
+                    binned[at] = cl & ((1 << shift) - 1);
+                }
+            }
+            // Pass 2: bucket bk's row, each chunk's segment of offsets in the bucket.
+            let mut counts = vec![0u64; k as usize];
+            for bk in 0..buckets {
+                for c in 0..chunks {
+                    let (start, len) = partition_segment(table[bk * chunks + c]);
+                    for e in start..start + len {
+                        let cl = ((bk as u32) << shift) + binned[c * chunk + e as usize];
+                        assert!(cl < k, "k={k}: an offset past the bins");
+                        counts[cl as usize] += 1;
+                    }
+                }
+            }
+            let mut want = vec![0u64; k as usize];
+            let mut want_dropped = [0u64; 3];
+            for &v in &x {
+                let cl = classify(v, &b);
+                if cl < k { want[cl as usize] += 1 } else { want_dropped[(cl - k) as usize] += 1 }
+            }
+            assert!(counts == want, "k={k} n={n}");
+            assert_eq!(dropped, want_dropped);
+        }
     }
 
     #[test]

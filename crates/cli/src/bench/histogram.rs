@@ -27,7 +27,7 @@ pub struct Args {
     #[arg(long, default_value = "u32")]
     counters: String,
     /// Methods, comma-separated (default: every method that applies): plain, shared, shfl,
-    /// match, block, count, cas, cas-agg, private, wide.
+    /// match, block, count, cas, cas-agg, private, wide, partition.
     #[arg(long, value_delimiter = ',')]
     methods: Vec<String>,
     /// Timed runs per point (after 2 warm-up runs).

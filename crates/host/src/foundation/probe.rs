@@ -74,7 +74,7 @@ impl<'g> Probes<'g> {
         let n = len_u32("targets", targets.len())?;
         expect_len("values", values.len(), targets.len())?;
         let block = block_size(block)?;
-        if matches!(method, Method::Private | Method::Wide)
+        if matches!(method, Method::Private | Method::Wide | Method::Partition)
             || (!T::IS_F64 && matches!(method, Method::Cas | Method::CasAggregated))
         {
             return Err(Error::InvalidInput {

@@ -1,6 +1,8 @@
 //! Launcher for `crates/kernels/src/histogram.rs`: count histograms by every method (global
-//! counters, or privatised in shared memory), f64 and fixed-point weighted histograms.
+//! counters, privatised in shared memory, or partitioned by bin range: `partition.rs`), f64
+//! and fixed-point weighted histograms.
 
+use super::partition::{self, Partition};
 use super::problem::{Histogram, bins_with_frac_bits, check_fixed_range, check_weights, fixed_to_f64};
 use super::{CountKernels, Counter};
 pub use crate::aggregation::Method;
@@ -11,7 +13,8 @@ use crate::launch::{Grid1d, expect_len};
 use cust::device::DeviceAttribute;
 use cust::memory::{DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
 use lockstep_shared::histogram::{
-    Bins, DROP_SLOTS, HIST_BLOCK, PRIVATE_BLOCK, PRIVATE_BYTES, WIDE_BLOCK, WIDE_VALUES_PER_THREAD, wide_words,
+    Bins, DROP_SLOTS, HIST_BLOCK, PARTITION_MAX_BINS, PRIVATE_BLOCK, PRIVATE_BYTES, WIDE_BLOCK, WIDE_VALUES_PER_THREAD,
+    wide_words,
 };
 
 /// Privatised count kernels: above this many bins, one block of `2 · PRIVATE_BLOCK` threads per
@@ -51,6 +54,14 @@ pub fn check_method(method: Method, kind: CounterKind, k: u32) -> Result<()> {
     if method == Method::Wide && kind != CounterKind::Count {
         return refuse("`wide` keeps 16-bit counts: it exists for u32 and u64 counts only".into());
     }
+    if method == Method::Partition {
+        if kind != CounterKind::Count {
+            return refuse("`partition` counts values: it exists for u32 and u64 counts only".into());
+        }
+        if k > PARTITION_MAX_BINS {
+            return refuse(format!("`partition` takes at most {PARTITION_MAX_BINS} bins (2^25), {k} asked"));
+        }
+    }
     if method == Method::Private {
         let cap = private_capacity(kind);
         if k as usize > cap {
@@ -84,9 +95,8 @@ type WeightedGlobal<'g, T> =
 /// `(bins, n, x, w, sums, dropped)` of the privatised weighted histograms.
 type WeightedPrivate<'g, T> =
     Kernel<'g, (Param<Bins>, u64, DevicePointer<f64>, DevicePointer<f64>, DevicePointer<T>, DevicePointer<u64>)>;
-/// Both count kernels of one counter type: global counters and privatised.
-/// Global, private and wide kernels of one counter type.
-type CountSet<'g, T> = (CountGlobal<'g, T>, CountPrivate<'g, T>, CountPrivate<'g, T>);
+/// Global, private, wide and partition (second pass) kernels of one counter type.
+type CountSet<'g, T> = (CountGlobal<'g, T>, CountPrivate<'g, T>, CountPrivate<'g, T>, partition::Count<'g, T>);
 /// Both weighted kernels of one sum type: global sums and privatised.
 type WeightedSet<'g, T> = (WeightedGlobal<'g, T>, WeightedPrivate<'g, T>);
 
@@ -108,23 +118,34 @@ pub struct Histograms<'g> {
     sm_shared: u32,
     counts_u32: CountSet<'g, u32>,
     counts_u64: CountSet<'g, u64>,
+    partition: Partition<'g>,
     weighted_f64: WeightedSet<'g, f64>,
     weighted_fixed: WeightedSet<'g, u64>,
 }
 
 impl<'g> Histograms<'g> {
-    /// Looks up the ten histogram kernels and lets the two wide ones use the GPU's opt-in
-    /// shared memory.
+    /// Looks up the thirteen histogram kernels and lets the two wide ones and the two
+    /// partition counters use the GPU's opt-in shared memory.
     pub fn new(gpu: &'g Gpu) -> Result<Self> {
         let sms = gpu.attribute(DeviceAttribute::MultiprocessorCount)?.max(1) as u32;
         let sm_shared = gpu.attribute(DeviceAttribute::MaxSharedMemoryPerMultiprocessor)?.max(0) as u32;
         let wide_bytes = gpu.shared_memory_per_block_optin()?;
-        let counts_u32: CountSet<'g, u32> =
-            (gpu.kernel("histogram_u32")?, gpu.kernel("histogram_private_u32")?, gpu.kernel("histogram_wide_u32")?);
-        let counts_u64: CountSet<'g, u64> =
-            (gpu.kernel("histogram_u64")?, gpu.kernel("histogram_private_u64")?, gpu.kernel("histogram_wide_u64")?);
+        let counts_u32: CountSet<'g, u32> = (
+            gpu.kernel("histogram_u32")?,
+            gpu.kernel("histogram_private_u32")?,
+            gpu.kernel("histogram_wide_u32")?,
+            gpu.kernel("histogram_partition_count_u32")?,
+        );
+        let counts_u64: CountSet<'g, u64> = (
+            gpu.kernel("histogram_u64")?,
+            gpu.kernel("histogram_private_u64")?,
+            gpu.kernel("histogram_wide_u64")?,
+            gpu.kernel("histogram_partition_count_u64")?,
+        );
         counts_u32.2.allow_dynamic_shared(wide_bytes)?;
         counts_u64.2.allow_dynamic_shared(wide_bytes)?;
+        let split = gpu.kernel("histogram_partition_split")?;
+        let partition = Partition::new(gpu, split, wide_bytes, (&counts_u32.3, &counts_u64.3))?;
         Ok(Histograms {
             gpu,
             grid_blocks: None,
@@ -133,6 +154,7 @@ impl<'g> Histograms<'g> {
             sm_shared,
             counts_u32,
             counts_u64,
+            partition,
             weighted_f64: (gpu.kernel("histogram_f64")?, gpu.kernel("histogram_private_f64")?),
             weighted_fixed: (gpu.kernel("histogram_fixed")?, gpu.kernel("histogram_private_fixed")?),
         })
@@ -145,6 +167,15 @@ impl<'g> Histograms<'g> {
             return Err(Error::InvalidInput { what: "grid blocks", why: format!("{blocks}: use 1 to 2^31 - 1") });
         }
         self.grid_blocks = Some(blocks);
+        Ok(self)
+    }
+
+    /// Runs the partition method on inputs of more than `values` values piece by piece, `values`
+    /// at a time (default and most: `PARTITION_PIECE` = 2^27; a positive multiple of
+    /// `PARTITION_CHUNK` = 8 192). Results do not depend on it; the scratch the method keeps on
+    /// the GPU is 4 bytes per value of a piece.
+    pub fn with_partition_piece(mut self, values: u64) -> Result<Self> {
+        self.partition.set_piece(values)?;
         Ok(self)
     }
 
@@ -186,6 +217,16 @@ impl<'g> Histograms<'g> {
     /// whether this launcher runs `method` for `kind` counters and `k` bins.
     pub fn check(&self, method: Method, kind: CounterKind, k: u32) -> Result<()> {
         check_method(method, kind, k)?;
+        if method == Method::Partition && partition::partition_shared_bytes(k) > self.wide_bytes {
+            return Err(Error::InvalidInput {
+                what: "histogram method",
+                why: format!(
+                    "`partition` counts a bucket of {k} bins in {} B of shared memory, more than this GPU's {} B per block",
+                    partition::partition_shared_bytes(k),
+                    self.wide_bytes
+                ),
+            });
+        }
         if method == Method::Wide && k > self.wide_capacity() {
             return Err(Error::InvalidInput {
                 what: "histogram method",
@@ -223,10 +264,12 @@ impl<'g> Histograms<'g> {
         if n == 0 {
             return Ok(());
         }
-        let (global, private, wide) = T::pick(self);
+        let (global, private, wide, split_count) = T::pick(self);
         let (xp, cp, dp) = (x.as_device_ptr(), counts.as_device_ptr(), dropped.as_device_ptr());
         let b = *bins;
-        if method == Method::Wide {
+        if method == Method::Partition {
+            self.partition.enqueue(bins, x, split_count, cp, dp)
+        } else if method == Method::Wide {
             let bytes = 4 * wide_words(b.k);
             // Blocks of WIDE_BLOCK threads, as many per SM as their counters and the threads
             // allow (2 at most), no more than the segments need.

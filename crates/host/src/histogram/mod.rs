@@ -5,6 +5,8 @@
 mod cpu;
 #[cfg(feature = "gpu")]
 mod gpu;
+#[cfg(feature = "gpu")]
+mod partition;
 mod problem;
 
 pub use cpu::{

@@ -1,0 +1,340 @@
+//! The partition count method (#21 target 4): counts for many bins without one scattered
+//! global atomic per value, in two passes over a piece of at most `PARTITION_PIECE` values.
+//!
+//! 1. [`histogram_partition_split`]: block `c` takes chunk `c` (`PARTITION_CHUNK` values),
+//!    classifies them, counts them per bucket of `2^shift` bins in shared memory, sorts them
+//!    by bucket in shared memory and writes the sorted chunk — each value as its bin's 16-bit
+//!    offset in its bucket (`shift ≤ 15`) — to `binned[c·CHUNK..]`, and bucket `b`'s segment
+//!    of it to `table[b·chunks + c]` ([`partition_entry`]).
+//! 2. [`histogram_partition_count_u32`] (`_u64`): block `b` owns the bins of bucket `b`; its
+//!    lanes walk the chunks' segments of that bucket (a lane per chunk, eight offsets per load), count each
+//!    bin in a 32-bit shared counter, and the block adds its counters to the global ones with
+//!    plain loads and stores (no other block touches those bins; pieces run one after another
+//!    on the stream).
+//!
+//! Counts are integer sums: the same in every order. The order of a sorted chunk's values
+//! inside a bucket is whatever the shared atomics hand out; nothing reads it but pass 2.
+
+use super::{F64x2, flush_dropped, tally_dropped};
+use lockstep_cuda_std::atomic::{shared_atomic_add_u32, shared_red_add_u32};
+use lockstep_cuda_std::prelude::*;
+use lockstep_cuda_std::shared::{ld_shared_u16, ld_shared_u32, shared_addr, st_shared_u16, st_shared_u32};
+use lockstep_cuda_std::warp::{lane_id, warp_shuffle_up};
+use lockstep_shared::histogram::{
+    Bins, PARTITION_BLOCK, PARTITION_CHUNK, PARTITION_MAX_BUCKETS, PARTITION_VALUES_PER_THREAD, classify,
+    partition_buckets, partition_entry, partition_segment,
+};
+
+/// Every lane of a warp.
+const FULL: u32 = 0xffff_ffff;
+/// Eight 16-bit offsets of pass 1's output in one 16-byte load.
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+struct U32x4([u32; 4]);
+/// No bin (a value that was dropped, or no value).
+const NONE: u32 = u32::MAX;
+/// Warps of a partition block.
+const WARPS: u32 = PARTITION_BLOCK / 32;
+/// Values per thread, as a `usize` for the register arrays.
+const V: usize = PARTITION_VALUES_PER_THREAD as usize;
+
+/// `unrolled!(j in [0 1 …] { body })`: `body` once per listed index, `j` a constant `usize` in
+/// each, so the register arrays it indexes stay registers (a loop over them would go to local
+/// memory).
+macro_rules! unrolled {
+    ($j:ident in [$($n:literal)*] $body:block) => {
+        $({
+            let $j: usize = $n;
+            $body
+        })*
+    };
+}
+
+/// Pass 1 of the partition method: chunk `blockIdx.x` of `x` sorted by bucket into `binned`
+/// (16-bit offsets in the bucket, two to a word), its bucket segments into `table`
+/// (bucket-major: `table[b·gridDim.x + c]`), dropped values counted.
+///
+/// # Safety
+/// `x` holds `n` values, `binned` `gridDim.x · PARTITION_CHUNK / 2` words, `table`
+/// `partition_buckets(k, shift)·gridDim.x` entries, `dropped` 3; `gridDim.x = ⌈n /
+/// PARTITION_CHUNK⌉`, 1-D blocks of `PARTITION_BLOCK` threads; `shift ≤ 15` and
+/// `partition_buckets(bins.k, shift) ≤ PARTITION_MAX_BUCKETS`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn histogram_partition_split(
+    bins: Bins,
+    shift: u32,
+    n: u64,
+    x: *const f64,
+    binned: *mut u32,
+    table: *mut u32,
+    dropped: *mut u64,
+) {
+    let counter = shared_array![HIST_PARTITION_BUCKETS: [u32; PARTITION_MAX_BUCKETS as usize]];
+    let counters = shared_addr(counter);
+    let stage = shared_addr(shared_array![HIST_PARTITION_STAGE: [u16; PARTITION_CHUNK as usize]]);
+    let sums = shared_addr(shared_array![HIST_PARTITION_SUMS: [u32; WARPS as usize + 1]]);
+    let t = thread_idx_x();
+    let c = block_idx_x();
+    let chunks = grid_dim_x();
+    let k = bins.k;
+    let buckets = partition_buckets(k, shift);
+    let mut b = t;
+    while b < buckets {
+        // SAFETY: b < buckets ≤ the counters' length.
+        unsafe { st_shared_u32(counters + 4 * b, 0) };
+        b += PARTITION_BLOCK;
+    }
+    sync_threads();
+
+    // Each value's bin and its place among its bucket's values of this chunk, in registers
+    // (constant indices only: the loops below are unrolled).
+    let mut bin = [NONE; V];
+    // Slots (< CHUNK ≤ 2^16) two to a register: value j's in half j mod 2 of slots[j / 2].
+    let mut slots = [0u32; V / 2];
+    let mut d = [0u64; 3];
+    let mut visit = |j: usize, v: f64| {
+        let cl = classify(v, &bins);
+        if cl < k {
+            bin[j] = cl;
+            // SAFETY: cl >> shift < buckets, a counter of this block.
+            let slot = unsafe { shared_atomic_add_u32(counter.add((cl >> shift) as usize), 1) };
+            slots[j / 2] |= slot << (16 * (j % 2));
+        } else {
+            tally_dropped(&mut d, cl - k);
+        }
+    };
+    let first = c as u64 * PARTITION_CHUNK as u64;
+    let bd = PARTITION_BLOCK as u64;
+    if (x as usize) % 16 == 0 && first + PARTITION_CHUNK as u64 <= n {
+        let xv = x as *const F64x2;
+        let base = first / 2 + t as u64;
+        // Pairs base + u·bd (u < V/2) lie inside the whole chunk: below n/2.
+        // SAFETY: that bound; x is 16-byte aligned and `first` even.
+        let at = |u: u64| unsafe { *xv.add((base + u * bd) as usize) };
+        let pairs = [at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7)];
+        const { assert!(V == 16) };
+        unrolled!(u in [0 1 2 3 4 5 6 7] {
+            visit(2 * u, pairs[u].0[0]);
+            visit(2 * u + 1, pairs[u].0[1]);
+        });
+    } else {
+        unrolled!(j in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] {
+            let i = first + j as u64 * bd + t as u64;
+            if i < n {
+                // SAFETY: i < n.
+                visit(j, unsafe { *x.add(i as usize) });
+            }
+        });
+    }
+    sync_threads();
+
+    // Exclusive scan of the bucket counts: thread t owns buckets 2t and 2t + 1.
+    let (b0, b1) = (2 * t, 2 * t + 1);
+    // SAFETY: below `buckets`, counters of this block (written before the barrier).
+    let n0 = if b0 < buckets { unsafe { ld_shared_u32(counters + 4 * b0) } } else { 0 };
+    // SAFETY: as above.
+    let n1 = if b1 < buckets { unsafe { ld_shared_u32(counters + 4 * b1) } } else { 0 };
+    let lane = lane_id();
+    let w = t / 32;
+    let mut inclusive = n0 + n1;
+    let mut o = 1;
+    while o < 32 {
+        let y = warp_shuffle_up(FULL, inclusive, o);
+        if lane >= o {
+            inclusive += y;
+        }
+        o *= 2;
+    }
+    if lane == 31 {
+        // SAFETY: w < WARPS, inside `sums`.
+        unsafe { st_shared_u32(sums + 4 * w, inclusive) };
+    }
+    sync_threads();
+    if w == 0 {
+        // SAFETY: lane < WARPS, inside `sums` (written before the barrier).
+        let mine = if lane < WARPS { unsafe { ld_shared_u32(sums + 4 * lane) } } else { 0 };
+        let mut total = mine;
+        let mut o = 1;
+        while o < 32 {
+            let y = warp_shuffle_up(FULL, total, o);
+            if lane >= o {
+                total += y;
+            }
+            o *= 2;
+        }
+        if lane < WARPS {
+            // SAFETY: lane < WARPS; sums[WARPS] (lane WARPS − 1's inclusive sum) is the total.
+            unsafe {
+                st_shared_u32(sums + 4 * lane, total - mine);
+                if lane == WARPS - 1 {
+                    st_shared_u32(sums + 4 * WARPS, total);
+                }
+            }
+        }
+    }
+    sync_threads();
+    // SAFETY: w ≤ WARPS, written before the barrier.
+    let start0 = unsafe { ld_shared_u32(sums + 4 * w) } + inclusive - (n0 + n1);
+    // SAFETY: as above.
+    let total = unsafe { ld_shared_u32(sums + 4 * WARPS) };
+    let publish = |bk: u32, start: u32, len: u32| {
+        if bk < buckets {
+            // SAFETY: bk < buckets: this thread's own counter (nobody else reads it before the
+            // barrier below); the table holds buckets·chunks entries.
+            unsafe {
+                st_shared_u32(counters + 4 * bk, start);
+                *table.add(bk as usize * chunks as usize + c as usize) = partition_entry(start, len);
+            }
+        }
+    };
+    publish(b0, start0, n0);
+    publish(b1, start0 + n0, n1);
+    sync_threads();
+
+    // Sort: every value's offset in its bucket to the bucket's start plus its slot, then the
+    // sorted chunk out, two offsets to a word (a chunk starts at an even index).
+    let mask = (1u32 << shift) - 1;
+    unrolled!(j in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] {
+        let cl = bin[j];
+        if cl != NONE {
+            // SAFETY: cl >> shift < buckets; start + slot < the chunk's in-range values ≤ CHUNK.
+            unsafe {
+                let at = ld_shared_u32(counters + 4 * (cl >> shift)) + (slots[j / 2] >> (16 * (j % 2)) & 0xffff);
+                st_shared_u16(stage + 2 * at, (cl & mask) as u16);
+            }
+        }
+    });
+    sync_threads();
+    let out = binned.wrapping_add(c as usize * (PARTITION_CHUNK / 2) as usize);
+    let mut w = t;
+    while 2 * w < total {
+        // SAFETY: word w of the stage and of this chunk's part of `binned` (2w < total ≤ CHUNK);
+        // its second half past `total` is a stale offset nobody counts.
+        unsafe { *out.add(w as usize) = ld_shared_u32(stage + 4 * w) };
+        w += PARTITION_BLOCK;
+    }
+    // SAFETY: dropped holds 3.
+    unsafe { flush_dropped(d, dropped) };
+}
+
+/// Pass 2 of the partition method: block `b` counts bucket `b`'s bins over every chunk's
+/// segment and adds them to `counts` with `add(counter, count)`.
+///
+/// # Safety
+/// As the `_u32`/`_u64` kernels: `binned` and `table` written by pass 1 for `chunks` chunks
+/// and `gridDim.x = partition_buckets(k, shift)` buckets; `counts` holds `k`; the launch's
+/// dynamic shared memory holds `4·2^shift` bytes; 1-D blocks of `PARTITION_BLOCK` threads.
+/// The stage's odd tail word half (past `total`) may be uninitialised shared memory: nothing
+/// counts it.
+#[inline(always)]
+unsafe fn partition_count<T>(
+    k: u32,
+    shift: u32,
+    chunks: u32,
+    binned: *const u32,
+    table: *const u32,
+    counts: *mut T,
+    add: impl Fn(*mut T, u32),
+) {
+    let counter = dynamic_shared!(HIST_PARTITION_COUNTERS) as *mut u32;
+    let counters = shared_addr(counter);
+    let t = thread_idx_x();
+    let b = block_idx_x();
+    let lo = b << shift;
+    let width = if k - lo < 1 << shift { k - lo } else { 1 << shift };
+    let mut i = t;
+    while i < width {
+        // SAFETY: i < width ≤ 2^shift, the dynamic shared memory's counters.
+        unsafe { st_shared_u32(counters + 4 * i, 0) };
+        i += PARTITION_BLOCK;
+    }
+    sync_threads();
+    let lane = lane_id();
+    // SAFETY: row b of the table (b < buckets), `chunks` entries.
+    let row = unsafe { table.add(b as usize * chunks as usize) };
+    // Lane l of warp w walks chunk c0 + l's segment `s..s + len` (chunk-relative offsets)
+    // alone, for c0 = 32·(w + WARPS·r): 16 offsets per trip from two 16-byte loads of the
+    // aligned groups of 8 that cover it, each offset inside the segment counted. A warp's 32
+    // segments, of about 32 offsets each for uniform data, take a few trips.
+    let groups = binned as *const U32x4;
+    let mut c0 = (t / 32) * 32;
+    while c0 < chunks {
+        let c = c0 + lane;
+        // SAFETY: c < chunks: an entry of the row.
+        let (s, len) = if c < chunks { partition_segment(unsafe { *row.add(c as usize) }) } else { (0, 0) };
+        let end = s + len;
+        let first = c * (PARTITION_CHUNK / 8);
+        let mut e = s & !7;
+        while e < end {
+            // Offsets e..e + 8 and e + 8..e + 16 of chunk c; the second group only where the
+            // segment reaches it.
+            // SAFETY: e < end ≤ CHUNK: a group of chunk c (c < chunks, as len > 0), written by
+            // pass 1 where it holds offsets of the segment.
+            let g0 = unsafe { *groups.add((first + e / 8) as usize) };
+            let g1 = if e + 8 < end {
+                // SAFETY: as above, e + 8 < end.
+                unsafe { *groups.add((first + e / 8 + 1) as usize) }
+            } else {
+                U32x4([0; 4])
+            };
+            unrolled!(j in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] {
+                let at = e + j as u32;
+                let word = if j < 8 { g0.0[j / 2] } else { g1.0[(j - 8) / 2] };
+                if at >= s && at < end {
+                    // SAFETY: pass 1 put only offsets of bucket b's bins here: below width.
+                    unsafe { shared_red_add_u32(counter.add((word >> (16 * (j % 2)) & 0xffff) as usize), 1) };
+                }
+            });
+            e += 16;
+        }
+        c0 += WARPS * 32;
+    }
+    sync_threads();
+    let mut i = t;
+    while i < width {
+        // SAFETY: i < width: a counter of this block, and bin lo + i < k of `counts`, which no
+        // other block of this launch touches.
+        unsafe {
+            let v = ld_shared_u32(counters + 4 * i);
+            if v != 0 {
+                add(counts.add((lo + i) as usize), v);
+            }
+        }
+        i += PARTITION_BLOCK;
+    }
+}
+
+/// Pass 2 of the partition method into `u32` counters (adding modulo 2^32, as every `u32`
+/// method does).
+///
+/// # Safety
+/// As [`partition_count`].
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn histogram_partition_count_u32(
+    k: u32,
+    shift: u32,
+    chunks: u32,
+    binned: *const u32,
+    table: *const u32,
+    counts: *mut u32,
+) {
+    // SAFETY: forwarded launch contract; p is a counter only this block touches.
+    unsafe { partition_count(k, shift, chunks, binned, table, counts, |p, v| *p = (*p).wrapping_add(v)) }
+}
+
+/// Pass 2 of the partition method into `u64` counters.
+///
+/// # Safety
+/// As [`partition_count`].
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn histogram_partition_count_u64(
+    k: u32,
+    shift: u32,
+    chunks: u32,
+    binned: *const u32,
+    table: *const u32,
+    counts: *mut u64,
+) {
+    // SAFETY: forwarded launch contract; p is a counter only this block touches.
+    unsafe { partition_count(k, shift, chunks, binned, table, counts, |p, v| *p = (*p).wrapping_add(v as u64)) }
+}
