@@ -20,7 +20,7 @@ from . import _check, _native
 
 __all__ = ["Histogram", "histogram"]
 
-_METHODS = ("auto", "plain", "shared", "shfl", "match", "block", "count", "private", "wide")
+_METHODS = ("auto", "plain", "shared", "shfl", "match", "block", "count", "private", "wide", "partition")
 
 
 class Histogram(tuple):
@@ -78,9 +78,10 @@ def histogram(
         Exact ``uint64`` counts, or float64 sums of ``round(w·2^f)`` accumulated in ``int64``
         (``f = frac_bits``, default 32; refused when the sums could wrap) — bit-identical on
         every device.
-    method : "auto" | "plain" | "shared" | "shfl" | "match" | "block" | "count" | "private" | "wide"
-        The GPU's atomic method for ``u64`` counts (auto: the launcher's pick for ``k`` and
-        the GPU — ``private``, then ``wide``, then ``plain``); every method gives the same counts. Ignored on the CPU.
+    method : "auto" | "plain" | "shared" | "shfl" | "match" | "block" | "count" | "private" | "wide" | "partition"
+        The GPU's method for ``u64`` counts (auto: the launcher's pick for ``k`` and the GPU —
+        ``private``, then ``wide`` up to 65,536 bins, then ``partition`` up to 2^25, then
+        ``plain``); every method gives the same counts. Ignored on the CPU.
     device : "auto" | "cpu" | "cpu-seq" | "gpu"
 
     Returns :class:`Histogram`: ``counts, edges = histogram(...)``, plus ``.nan``, ``.below``,

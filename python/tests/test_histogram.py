@@ -53,7 +53,7 @@ def test_gpu_equals_cpu(gpu):
         a = histogram(x, 1000, (-2.0, 2.0), device="cpu")
         b = histogram(x, 1000, (-2.0, 2.0), method=method, device="gpu")
         assert np.array_equal(a.counts, b.counts) and (a.nan, a.below, a.above) == (b.nan, b.below, b.above)
-    for method in ("auto", "wide"):  # past the private counters: auto takes the wide ones
+    for method in ("auto", "wide", "partition"):  # past the private counters
         a = histogram(x, 100_000, (-2.0, 2.0), device="cpu")
         b = histogram(x, 100_000, (-2.0, 2.0), method=method, device="gpu")
         assert np.array_equal(a.counts, b.counts) and (a.nan, a.below, a.above) == (b.nan, b.below, b.above)

@@ -93,6 +93,9 @@ pub const PARTITION_VALUES_PER_THREAD: u32 = 16;
 /// Values per chunk of the partition's first pass: one block's, sorted by bucket in shared
 /// memory (8 192; a chunk's offsets fit the 16-bit halves of a [`partition_entry`]).
 pub const PARTITION_CHUNK: u32 = PARTITION_BLOCK * PARTITION_VALUES_PER_THREAD;
+/// Dynamic shared memory of the partition's first pass: a 32-bit key per value of a chunk,
+/// then the chunk's 16-bit offsets sorted by bucket (48 KiB).
+pub const PARTITION_SPLIT_BYTES: u32 = 6 * PARTITION_CHUNK;
 /// Most buckets of a partition (two per thread of the first pass's scan).
 pub const PARTITION_MAX_BUCKETS: u32 = 2 * PARTITION_BLOCK;
 /// Buckets the partition aims at: about 32 values of a uniform chunk per bucket, one warp load.
@@ -227,8 +230,15 @@ pub fn classify(x: f64, b: &Bins) -> u32 {
     } else if x >= b.hi {
         b.k + DROP_ABOVE
     } else {
-        let i = ((x - b.lo) * b.scale) as u32;
-        if i < b.k { i } else { b.k - 1 }
+        let f = (x - b.lo) * b.scale;
+        if f >= 0.0 && f < b.k as f64 {
+            // SAFETY: 0 ≤ f < k ≤ 2^31: its integer part is a u32 (no saturation to ask for).
+            unsafe { f.to_int_unchecked::<u32>() }
+        } else {
+            // f ≥ k: x just below hi, rounded up to the edge. (Bins from `Bins::new` give
+            // 0 ≤ f, never NaN: lo ≤ x and 0 < scale.)
+            b.k - 1
+        }
     }
 }
 

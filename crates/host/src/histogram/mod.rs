@@ -13,7 +13,9 @@ pub use cpu::{
     histogram_counts_par, histogram_counts_seq, histogram_f64_seq, histogram_fixed_raw_par, histogram_fixed_raw_seq,
 };
 #[cfg(feature = "gpu")]
-pub use gpu::{CounterKind, Histograms, Method, PRIVATE_WIDE_BINS, check_method, private_capacity};
+pub use gpu::{
+    CounterKind, Histograms, Method, PARTITION_AUTO_BINS, PRIVATE_WIDE_BINS, check_method, private_capacity,
+};
 pub use lockstep_shared::histogram::Bins;
 pub use problem::{Histogram, bins, bins_with_frac_bits, check_fixed_range, check_weights, fixed_to_f64};
 

@@ -8,7 +8,8 @@ use crate::kernel::{Kernel, Param};
 use crate::launch::Grid1d;
 use cust::memory::{DeviceBuffer, DevicePointer, DeviceSlice};
 use lockstep_shared::histogram::{
-    Bins, PARTITION_BLOCK, PARTITION_CHUNK, PARTITION_MAX_SHIFT, PARTITION_PIECE, partition_buckets, partition_shift,
+    Bins, PARTITION_BLOCK, PARTITION_CHUNK, PARTITION_MAX_SHIFT, PARTITION_PIECE, PARTITION_SPLIT_BYTES,
+    partition_buckets, partition_shift,
 };
 use std::sync::Mutex;
 
@@ -47,6 +48,7 @@ impl<'g> Partition<'g> {
         let bytes = optin.min(4 << PARTITION_MAX_SHIFT);
         counts.0.allow_dynamic_shared(bytes)?;
         counts.1.allow_dynamic_shared(bytes)?;
+        split.allow_dynamic_shared(PARTITION_SPLIT_BYTES)?;
         Ok(Partition { gpu, split, piece: PARTITION_PIECE, scratch: Mutex::new(None) })
     }
 
@@ -101,15 +103,16 @@ impl<'g> Partition<'g> {
             let chunks = len.div_ceil(chunk) as u32;
             let xp = x.index(first as usize..(first + len) as usize).as_device_ptr();
             let b = *bins;
-            // SAFETY: parameters mirror `(bins: Bins, shift: u32, n: u64, x: *const f64, binned:
-            // *mut u32, table: *mut u32, dropped: *mut u64)`; x holds len values, binned
-            // chunks·CHUNK/2 words, table buckets·chunks entries, dropped 3; ⌈len / CHUNK⌉
-            // blocks of PARTITION_BLOCK threads; shift ≤ 15, buckets ≤ 1024 (check_method).
+            // Parameters mirror `(bins: Bins, shift: u32, n: u64, x: *const f64, binned: *mut
+            // u32, table: *mut u32, dropped: *mut u64)`; x holds len values, binned
+            // chunks·CHUNK/2 words, table buckets·chunks entries, dropped 3.
+            // SAFETY: that, and ⌈len / CHUNK⌉ blocks of PARTITION_BLOCK threads with the
+            // PARTITION_SPLIT_BYTES `new` allowed; shift ≤ 15, buckets ≤ 1024 (check_method).
             unsafe {
                 self.split.launch(
                     gpu,
                     Grid1d { blocks: chunks, threads: PARTITION_BLOCK },
-                    0,
+                    PARTITION_SPLIT_BYTES,
                     (Param(b), shift, len, xp, binned, table, dropped),
                 )?
             };

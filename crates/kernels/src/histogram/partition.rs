@@ -18,7 +18,7 @@
 use super::{F64x2, flush_dropped, tally_dropped};
 use lockstep_cuda_std::atomic::{shared_atomic_add_u32, shared_red_add_u32};
 use lockstep_cuda_std::prelude::*;
-use lockstep_cuda_std::shared::{ld_shared_u16, ld_shared_u32, shared_addr, st_shared_u16, st_shared_u32};
+use lockstep_cuda_std::shared::{ld_shared_u32, shared_addr, st_shared_u16, st_shared_u32};
 use lockstep_cuda_std::warp::{lane_id, warp_shuffle_up};
 use lockstep_shared::histogram::{
     Bins, PARTITION_BLOCK, PARTITION_CHUNK, PARTITION_MAX_BUCKETS, PARTITION_VALUES_PER_THREAD, classify,
@@ -52,13 +52,16 @@ macro_rules! unrolled {
 
 /// Pass 1 of the partition method: chunk `blockIdx.x` of `x` sorted by bucket into `binned`
 /// (16-bit offsets in the bucket, two to a word), its bucket segments into `table`
-/// (bucket-major: `table[b·gridDim.x + c]`), dropped values counted.
+/// (bucket-major: `table[b·gridDim.x + c]`), dropped values counted. Each value's key
+/// (`bucket << 16 | offset`, or `NONE`) goes to shared memory at its place in the chunk, so no
+/// per-value state stays in registers across the barriers (three blocks fit an SM).
 ///
 /// # Safety
 /// `x` holds `n` values, `binned` `gridDim.x · PARTITION_CHUNK / 2` words, `table`
 /// `partition_buckets(k, shift)·gridDim.x` entries, `dropped` 3; `gridDim.x = ⌈n /
 /// PARTITION_CHUNK⌉`, 1-D blocks of `PARTITION_BLOCK` threads; `shift ≤ 15` and
-/// `partition_buckets(bins.k, shift) ≤ PARTITION_MAX_BUCKETS`.
+/// `partition_buckets(bins.k, shift) ≤ PARTITION_MAX_BUCKETS`; the launch's dynamic shared
+/// memory holds `PARTITION_SPLIT_BYTES`.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn histogram_partition_split(
     bins: Bins,
@@ -71,7 +74,9 @@ pub unsafe extern "ptx-kernel" fn histogram_partition_split(
 ) {
     let counter = shared_array![HIST_PARTITION_BUCKETS: [u32; PARTITION_MAX_BUCKETS as usize]];
     let counters = shared_addr(counter);
-    let stage = shared_addr(shared_array![HIST_PARTITION_STAGE: [u16; PARTITION_CHUNK as usize]]);
+    // keys: [u32; CHUNK], then the sorted stage: [u16; CHUNK].
+    let keys = shared_addr(dynamic_shared!(HIST_PARTITION_KEYS) as *mut u32);
+    let stage = keys + 4 * PARTITION_CHUNK;
     let sums = shared_addr(shared_array![HIST_PARTITION_SUMS: [u32; WARPS as usize + 1]]);
     let t = thread_idx_x();
     let c = block_idx_x();
@@ -86,45 +91,51 @@ pub unsafe extern "ptx-kernel" fn histogram_partition_split(
     }
     sync_threads();
 
-    // Each value's bin and its place among its bucket's values of this chunk, in registers
-    // (constant indices only: the loops below are unrolled).
-    let mut bin = [NONE; V];
-    // Slots (< CHUNK ≤ 2^16) two to a register: value j's in half j mod 2 of slots[j / 2].
-    let mut slots = [0u32; V / 2];
+    let mask = (1u32 << shift) - 1;
     let mut d = [0u64; 3];
-    let mut visit = |j: usize, v: f64| {
+    // The value at place p of the chunk: its key to keys[p], its bucket counted.
+    let mut visit = |p: u32, v: f64| {
         let cl = classify(v, &bins);
-        if cl < k {
-            bin[j] = cl;
+        let key = if cl < k {
             // SAFETY: cl >> shift < buckets, a counter of this block.
-            let slot = unsafe { shared_atomic_add_u32(counter.add((cl >> shift) as usize), 1) };
-            slots[j / 2] |= slot << (16 * (j % 2));
+            unsafe { shared_red_add_u32(counter.add((cl >> shift) as usize), 1) };
+            (cl >> shift) << 16 | (cl & mask)
         } else {
             tally_dropped(&mut d, cl - k);
-        }
+            NONE
+        };
+        // SAFETY: p < CHUNK: inside the keys.
+        unsafe { st_shared_u32(keys + 4 * p, key) };
     };
     let first = c as u64 * PARTITION_CHUNK as u64;
-    let bd = PARTITION_BLOCK as u64;
-    if (x as usize) % 16 == 0 && first + PARTITION_CHUNK as u64 <= n {
+    let m = if n - first < PARTITION_CHUNK as u64 { (n - first) as u32 } else { PARTITION_CHUNK };
+    if (x as usize) % 16 == 0 && m == PARTITION_CHUNK {
         let xv = x as *const F64x2;
         let base = first / 2 + t as u64;
+        let bd = PARTITION_BLOCK as u64;
         // Pairs base + u·bd (u < V/2) lie inside the whole chunk: below n/2.
         // SAFETY: that bound; x is 16-byte aligned and `first` even.
         let at = |u: u64| unsafe { *xv.add((base + u * bd) as usize) };
-        let pairs = [at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7)];
         const { assert!(V == 16) };
-        unrolled!(u in [0 1 2 3 4 5 6 7] {
-            visit(2 * u, pairs[u].0[0]);
-            visit(2 * u + 1, pairs[u].0[1]);
-        });
+        // Two trips of four loads in flight (fewer registers: three blocks fit an SM); the
+        // trip count is opaque to the compiler (`shift < 32`), so it does not merge them.
+        let mut u0 = 0u64;
+        while u0 < 8 + (shift >> 5) as u64 {
+            let pairs = [at(u0), at(u0 + 1), at(u0 + 2), at(u0 + 3)];
+            unrolled!(u in [0 1 2 3] {
+                let p = 2 * ((u0 as u32 + u as u32) * PARTITION_BLOCK + t);
+                visit(p, pairs[u].0[0]);
+                visit(p + 1, pairs[u].0[1]);
+            });
+            u0 += 4;
+        }
     } else {
-        unrolled!(j in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] {
-            let i = first + j as u64 * bd + t as u64;
-            if i < n {
-                // SAFETY: i < n.
-                visit(j, unsafe { *x.add(i as usize) });
-            }
-        });
+        let mut p = t;
+        while p < m {
+            // SAFETY: first + p < n.
+            visit(p, unsafe { *x.add((first + p as u64) as usize) });
+            p += PARTITION_BLOCK;
+        }
     }
     sync_threads();
 
@@ -136,15 +147,7 @@ pub unsafe extern "ptx-kernel" fn histogram_partition_split(
     let n1 = if b1 < buckets { unsafe { ld_shared_u32(counters + 4 * b1) } } else { 0 };
     let lane = lane_id();
     let w = t / 32;
-    let mut inclusive = n0 + n1;
-    let mut o = 1;
-    while o < 32 {
-        let y = warp_shuffle_up(FULL, inclusive, o);
-        if lane >= o {
-            inclusive += y;
-        }
-        o *= 2;
-    }
+    let inclusive = warp_inclusive_sum(n0 + n1, lane);
     if lane == 31 {
         // SAFETY: w < WARPS, inside `sums`.
         unsafe { st_shared_u32(sums + 4 * w, inclusive) };
@@ -153,15 +156,7 @@ pub unsafe extern "ptx-kernel" fn histogram_partition_split(
     if w == 0 {
         // SAFETY: lane < WARPS, inside `sums` (written before the barrier).
         let mine = if lane < WARPS { unsafe { ld_shared_u32(sums + 4 * lane) } } else { 0 };
-        let mut total = mine;
-        let mut o = 1;
-        while o < 32 {
-            let y = warp_shuffle_up(FULL, total, o);
-            if lane >= o {
-                total += y;
-            }
-            o *= 2;
-        }
+        let total = warp_inclusive_sum(mine, lane);
         if lane < WARPS {
             // SAFETY: lane < WARPS; sums[WARPS] (lane WARPS − 1's inclusive sum) is the total.
             unsafe {
@@ -191,19 +186,22 @@ pub unsafe extern "ptx-kernel" fn histogram_partition_split(
     publish(b1, start0 + n0, n1);
     sync_threads();
 
-    // Sort: every value's offset in its bucket to the bucket's start plus its slot, then the
-    // sorted chunk out, two offsets to a word (a chunk starts at an even index).
-    let mask = (1u32 << shift) - 1;
-    unrolled!(j in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] {
-        let cl = bin[j];
-        if cl != NONE {
-            // SAFETY: cl >> shift < buckets; start + slot < the chunk's in-range values ≤ CHUNK.
+    // Sort: each bucket's counter is now its cursor; every key's offset to the place the
+    // cursor hands out, then the sorted chunk out, two offsets to a word (a chunk starts at an
+    // even index).
+    let mut p = t;
+    while p < m {
+        // SAFETY: p < m ≤ CHUNK, a key written before the barriers.
+        let key = unsafe { ld_shared_u32(keys + 4 * p) };
+        if key != NONE {
+            // SAFETY: key >> 16 < buckets; the cursor stays below start + len ≤ total ≤ CHUNK.
             unsafe {
-                let at = ld_shared_u32(counters + 4 * (cl >> shift)) + (slots[j / 2] >> (16 * (j % 2)) & 0xffff);
-                st_shared_u16(stage + 2 * at, (cl & mask) as u16);
+                let at = shared_atomic_add_u32(counter.add((key >> 16) as usize), 1);
+                st_shared_u16(stage + 2 * at, (key & 0xffff) as u16);
             }
         }
-    });
+        p += PARTITION_BLOCK;
+    }
     sync_threads();
     let out = binned.wrapping_add(c as usize * (PARTITION_CHUNK / 2) as usize);
     let mut w = t;
@@ -215,6 +213,20 @@ pub unsafe extern "ptx-kernel" fn histogram_partition_split(
     }
     // SAFETY: dropped holds 3.
     unsafe { flush_dropped(d, dropped) };
+}
+
+/// The sum of `v` over lanes `0..=lane` of the warp (Kogge–Stone; every lane takes part).
+#[inline(always)]
+fn warp_inclusive_sum(mut v: u32, lane: u32) -> u32 {
+    let mut o = 1;
+    while o < 32 {
+        let y = warp_shuffle_up(FULL, v, o);
+        if lane >= o {
+            v += y;
+        }
+        o *= 2;
+    }
+    v
 }
 
 /// Pass 2 of the partition method: block `b` counts bucket `b`'s bins over every chunk's
@@ -253,39 +265,44 @@ unsafe fn partition_count<T>(
     // SAFETY: row b of the table (b < buckets), `chunks` entries.
     let row = unsafe { table.add(b as usize * chunks as usize) };
     // Lane l of warp w walks chunk c0 + l's segment `s..s + len` (chunk-relative offsets)
-    // alone, for c0 = 32·(w + WARPS·r): 16 offsets per trip from two 16-byte loads of the
-    // aligned groups of 8 that cover it, each offset inside the segment counted. A warp's 32
-    // segments, of about 32 offsets each for uniform data, take a few trips.
+    // alone, for c0 = 32·(w + WARPS·r): 48 offsets per trip from up to six 16-byte loads of
+    // the aligned groups of 8 that cover it, each offset inside the segment counted. A segment
+    // of about 32 offsets (uniform data) takes one trip.
     let groups = binned as *const U32x4;
+    // SAFETY: c < chunks: an entry of the row (0, an empty segment, past it).
+    let entry = |c: u32| if c < chunks { unsafe { *row.add(c as usize) } } else { 0 };
     let mut c0 = (t / 32) * 32;
+    let mut next = entry(c0 + lane);
     while c0 < chunks {
         let c = c0 + lane;
-        // SAFETY: c < chunks: an entry of the row.
-        let (s, len) = if c < chunks { partition_segment(unsafe { *row.add(c as usize) }) } else { (0, 0) };
+        let (s, len) = partition_segment(next);
+        // The next batch's entry, loaded while this one is counted.
+        next = entry(c0 + WARPS * 32 + lane);
         let end = s + len;
         let first = c * (PARTITION_CHUNK / 8);
         let mut e = s & !7;
         while e < end {
-            // Offsets e..e + 8 and e + 8..e + 16 of chunk c; the second group only where the
-            // segment reaches it.
-            // SAFETY: e < end ≤ CHUNK: a group of chunk c (c < chunks, as len > 0), written by
-            // pass 1 where it holds offsets of the segment.
-            let g0 = unsafe { *groups.add((first + e / 8) as usize) };
-            let g1 = if e + 8 < end {
-                // SAFETY: as above, e + 8 < end.
-                unsafe { *groups.add((first + e / 8 + 1) as usize) }
-            } else {
-                U32x4([0; 4])
-            };
-            unrolled!(j in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] {
+            // Offsets e..e + 48 of chunk c: the groups of 8 the segment reaches, all loaded
+            // before the first is counted.
+            let mut g = [U32x4([0; 4]); 6];
+            unrolled!(r in [0 1 2 3 4 5] {
+                let ahead = 8 * r as u32;
+                if e + ahead < end {
+                    // SAFETY: e + 8r < end ≤ CHUNK: a group of chunk c (c < chunks, as len > 0)
+                    // that pass 1 wrote where it holds offsets of the segment.
+                    g[r] = unsafe { *groups.add((first + e / 8 + r as u32) as usize) };
+                }
+            });
+            unrolled!(j in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+                            32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47] {
                 let at = e + j as u32;
-                let word = if j < 8 { g0.0[j / 2] } else { g1.0[(j - 8) / 2] };
+                let word = g[j / 8].0[j % 8 / 2];
                 if at >= s && at < end {
                     // SAFETY: pass 1 put only offsets of bucket b's bins here: below width.
                     unsafe { shared_red_add_u32(counter.add((word >> (16 * (j % 2)) & 0xffff) as usize), 1) };
                 }
             });
-            e += 16;
+            e += 48;
         }
         c0 += WARPS * 32;
     }
