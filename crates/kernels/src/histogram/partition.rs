@@ -7,10 +7,10 @@
 //!    offset in its bucket (`shift ≤ 15`) — to `binned[c·CHUNK..]`, and bucket `b`'s segment
 //!    of it to `table[b·chunks + c]` ([`partition_entry`]).
 //! 2. [`histogram_partition_count_u32`] (`_u64`): block `b` owns the bins of bucket `b`; its
-//!    lanes walk the chunks' segments of that bucket (a lane per chunk, eight offsets per load), count each
-//!    bin in a 32-bit shared counter, and the block adds its counters to the global ones with
-//!    plain loads and stores (no other block touches those bins; pieces run one after another
-//!    on the stream).
+//!    lanes walk the chunks' segments of that bucket (a lane per chunk, eight offsets per
+//!    load), count each bin in a 32-bit shared counter, and the block adds its counters to the
+//!    global ones with plain loads and stores (no other block touches those bins; pieces run
+//!    one after another on the stream).
 //!
 //! Counts are integer sums: the same in every order. The order of a sorted chunk's values
 //! inside a bucket is whatever the shared atomics hand out; nothing reads it but pass 2.
@@ -35,7 +35,7 @@ struct U32x4([u32; 4]);
 const NONE: u32 = u32::MAX;
 /// Warps of a partition block.
 const WARPS: u32 = PARTITION_BLOCK / 32;
-/// Values per thread, as a `usize` for the register arrays.
+/// Values per thread of pass 1.
 const V: usize = PARTITION_VALUES_PER_THREAD as usize;
 
 /// `unrolled!(j in [0 1 …] { body })`: `body` once per listed index, `j` a constant `usize` in
