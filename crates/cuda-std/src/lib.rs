@@ -40,6 +40,7 @@ pub mod math;
 pub mod memory;
 pub mod shared;
 pub mod thread;
+pub mod unroll;
 pub mod warp;
 
 /// Everything a kernel usually needs, for `use lockstep_cuda_std::prelude::*`.

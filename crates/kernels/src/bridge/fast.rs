@@ -30,23 +30,6 @@ impl SharedSteps {
     }
 }
 
-/// Calls `f(0), f(1), …, f(P − 1)`, written out (`P ≤ 8`): with the increments' quotient (fast
-/// path and `/` fallback) in the step body, LLVM stops unrolling a `while j < P` loop over the
-/// steps of a prefetch group, and then `pick(&cur, j)` becomes a chain of selects on a 64-bit loop
-/// counter. With constant `j` every pick is a register.
-#[inline(always)]
-pub(super) fn unrolled<const P: usize>(mut f: impl FnMut(usize)) {
-    const { assert!(P <= 8) };
-    macro_rules! each {
-        ($($j:literal)*) => {$(
-            if P > $j {
-                f($j);
-            }
-        )*};
-    }
-    each!(0 1 2 3 4 5 6 7);
-}
-
 /// The normals of steps `s0..s0 + P` (all `< steps`, checked by the caller).
 #[inline(always)]
 pub(super) fn prefetch_d1<T: SharedIo, const P: usize>(

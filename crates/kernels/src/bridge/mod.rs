@@ -39,6 +39,7 @@ use lockstep_cuda_std::memory::{
     load_global_f32, load_global_v2_f32, load_global_v4_f32, store_global_f32, store_global_v2_f32, store_global_v4_f32,
 };
 use lockstep_cuda_std::prelude::*;
+use lockstep_cuda_std::unroll::unrolled;
 use lockstep_shared::bridge::boxmuller::PhiloxBoxMuller;
 use lockstep_shared::bridge::philox::{COMPUTE, PhiloxNormals, key, philox4x32_10, scheduled_word, slot_field};
 use lockstep_shared::bridge::sobol::{

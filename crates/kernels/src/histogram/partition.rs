@@ -19,6 +19,7 @@ use super::{F64x2, flush_dropped, tally_dropped};
 use lockstep_cuda_std::atomic::{shared_atomic_add_u32, shared_red_add_u32};
 use lockstep_cuda_std::prelude::*;
 use lockstep_cuda_std::shared::{ld_shared_u32, shared_addr, st_shared_u16, st_shared_u32};
+use lockstep_cuda_std::unroll::unrolled;
 use lockstep_cuda_std::warp::{lane_id, warp_shuffle_up};
 use lockstep_shared::histogram::{
     Bins, PARTITION_BLOCK, PARTITION_CHUNK, PARTITION_MAX_BUCKETS, PARTITION_VALUES_PER_THREAD, classify,
@@ -37,18 +38,6 @@ const NONE: u32 = u32::MAX;
 const WARPS: u32 = PARTITION_BLOCK / 32;
 /// Values per thread of pass 1.
 const V: usize = PARTITION_VALUES_PER_THREAD as usize;
-
-/// `unrolled!(j in [0 1 …] { body })`: `body` once per listed index, `j` a constant `usize` in
-/// each, so the register arrays it indexes stay registers (a loop over them would go to local
-/// memory).
-macro_rules! unrolled {
-    ($j:ident in [$($n:literal)*] $body:block) => {
-        $({
-            let $j: usize = $n;
-            $body
-        })*
-    };
-}
 
 /// Pass 1 of the partition method: chunk `blockIdx.x` of `x` sorted by bucket into `binned`
 /// (16-bit offsets in the bucket, two to a word), its bucket segments into `table`
@@ -122,7 +111,7 @@ pub unsafe extern "ptx-kernel" fn histogram_partition_split(
         let mut u0 = 0u64;
         while u0 < 8 + (shift >> 5) as u64 {
             let pairs = [at(u0), at(u0 + 1), at(u0 + 2), at(u0 + 3)];
-            unrolled!(u in [0 1 2 3] {
+            unrolled::<4>(|u| {
                 let p = 2 * ((u0 as u32 + u as u32) * PARTITION_BLOCK + t);
                 visit(p, pairs[u].0[0]);
                 visit(p + 1, pairs[u].0[1]);
@@ -285,7 +274,7 @@ unsafe fn partition_count<T>(
             // Offsets e..e + 48 of chunk c: the groups of 8 the segment reaches, all loaded
             // before the first is counted.
             let mut g = [U32x4([0; 4]); 6];
-            unrolled!(r in [0 1 2 3 4 5] {
+            unrolled::<6>(|r| {
                 let ahead = 8 * r as u32;
                 if e + ahead < end {
                     // SAFETY: e + 8r < end ≤ CHUNK: a group of chunk c (c < chunks, as len > 0)
@@ -293,8 +282,7 @@ unsafe fn partition_count<T>(
                     g[r] = unsafe { *groups.add((first + e / 8 + r as u32) as usize) };
                 }
             });
-            unrolled!(j in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
-                            32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47] {
+            unrolled::<48>(|j| {
                 let at = e + j as u32;
                 let word = g[j / 8].0[j % 8 / 2];
                 if at >= s && at < end {
