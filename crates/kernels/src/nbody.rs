@@ -189,6 +189,69 @@ unsafe fn finish<T: Real>(
     }
 }
 
+/// What [`finish`] reads for body `i` at stage `stage`, loaded early (the `_pdl_` split
+/// kernels, right after their wait): `x[i]`, `v[i]` and, at stages 1 and 2, `k[(stage − 1)·n +
+/// i]` (stage 3's three are loaded at the finish, as [`finish`] does: three more vectors would
+/// cost twelve f32 registers for one stage in four).
+pub(crate) struct Early<T> {
+    xi: V4<T>,
+    vi: V4<T>,
+    before: V4<T>,
+}
+
+impl<T: Real> Early<T> {
+    /// Loads them.
+    ///
+    /// # Safety
+    /// As [`finish`], and the grids that wrote `x`, `v`, `k` have completed (after the wait).
+    #[inline(always)]
+    unsafe fn load(i: u32, n: u32, stage: u32, x: *const V4<T>, v: *const V4<T>, k: *const V4<T>) -> Self {
+        let (iu, nu) = (i as usize, n as usize);
+        // SAFETY: i < n and the buffer lengths are the caller's contract.
+        unsafe {
+            let before = if stage >= 1 && stage < 3 { *k.add((stage as usize - 1) * nu + iu) } else { *x.add(iu) };
+            Early { xi: *x.add(iu), vi: *v.add(iu), before }
+        }
+    }
+}
+
+/// [`finish`] from values loaded early ([`Early`]): the same operations on the same values.
+///
+/// # Safety
+/// As [`finish`]; `e` is [`Early::load`] of the same `i`, `n`, `stage` and buffers.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn finish_early<T: Real>(
+    e: Early<T>,
+    i: u32,
+    at: u32,
+    n: u32,
+    stage: u32,
+    a: V4<T>,
+    h: T,
+    x: *mut V4<T>,
+    v: *mut V4<T>,
+    k: *mut V4<T>,
+    dst: *mut V4<T>,
+) {
+    let (iu, nu) = (i as usize, n as usize);
+    let c = Rk4::new(h);
+    let (xi, vi) = (e.xi, e.vi);
+    // SAFETY: i < n and the buffer lengths are the caller's contract.
+    unsafe {
+        if stage < 3 {
+            let before = if stage >= 1 { e.before } else { a };
+            *k.add(stage as usize * nu + iu) = a;
+            *dst.add(at as usize) = stage_position(stage + 1, xi, vi, before, c);
+        } else {
+            let kv = [*k.add(iu), *k.add(nu + iu), *k.add(2 * nu + iu), a];
+            let (x1, v1) = combine(xi, vi, kv, c);
+            *x.add(iu) = x1;
+            *v.add(iu) = v1;
+        }
+    }
+}
+
 /// Global-memory stage: thread `t` handles body `i = first + t` (`t < count`), reading every
 /// body from `src` in order. A whole system is `first = 0`, `count = n`.
 ///
@@ -311,11 +374,18 @@ unsafe fn shared_stage<T: TileIo, P: Pair<T>>(
 /// `m = 1, 2, …, S/2`, the lower lane's value always on the left (`lane_add`), and lane 0
 /// stores. Block `b` handles bodies `first + b·(blockDim.x / S) + …` below `first + count`.
 ///
+/// `wait` runs before the first memory access (after the index arithmetic, which reads only
+/// the launch's parameters); with `EARLY`, lane 0 of each body then loads what its finish reads
+/// ([`Early`]) at once, so the finish does not wait for global memory (the `_pdl_` kernels:
+/// they run one block per SM, where the registers this holds cost nothing).
+///
 /// # Safety
-/// As [`shared_stage`], and `blockDim.x` a multiple of 32, `shift ≤ 5`.
+/// As [`shared_stage`], and `blockDim.x` a multiple of 32, `shift ≤ 5`; `wait` touches no
+/// memory the kernel uses.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn split_stage<T: TileIo + WarpShuffleValue, P: Pair<T>>(
+pub(crate) unsafe fn split_stage<T: TileIo + WarpShuffleValue, P: Pair<T>, const EARLY: bool>(
+    wait: impl FnOnce(),
     tile: *mut V4<T>,
     n: u32,
     first: u32,
@@ -341,6 +411,10 @@ pub(crate) unsafe fn split_stage<T: TileIo + WarpShuffleValue, P: Pair<T>>(
     let tile = shared_addr(tile);
     let size = core::mem::size_of::<V4<T>>() as u32;
     let stride = lanes * size;
+    wait();
+    // SAFETY: mine < count (the rank's bodies in x, v, k); after the wait.
+    let early =
+        if EARLY && live && lane == 0 { Some(unsafe { Early::load(mine, count, stage, x, v, k) }) } else { None };
     // SAFETY: read only below n.
     let xi = if live { unsafe { *src.add(i as usize) } } else { V4::new(T::ZERO, T::ZERO, T::ZERO, T::ZERO) };
     let mut acc = [T::ZERO; 3];
@@ -406,8 +480,13 @@ pub(crate) unsafe fn split_stage<T: TileIo + WarpShuffleValue, P: Pair<T>>(
         m <<= 1;
     }
     if live && lane == 0 {
-        // SAFETY: i < n; forwarded.
-        unsafe { finish(mine, i, count, stage, scale_accel(acc, g), h, x, v, k, dst) };
+        let a = scale_accel(acc, g);
+        match early {
+            // SAFETY: i < n; `e` was loaded for this body and stage; forwarded.
+            Some(e) => unsafe { finish_early(e, mine, i, count, stage, a, h, x, v, k, dst) },
+            // SAFETY: i < n; forwarded.
+            None => unsafe { finish(mine, i, count, stage, a, h, x, v, k, dst) },
+        }
     }
 }
 
@@ -499,13 +578,14 @@ nbody_rank_kernels!(
 );
 
 /// The split stage kernels, one per `(name, tile, float, pair term)`. After `prologue:`, an
-/// expression each kernel evaluates first and a line its doc adds (the sm_90 kernels of
-/// `crate::hopper::nbody` wait there for the grids before them).
+/// expression each kernel evaluates before its first memory access, whether it loads its
+/// finish's values early (`early:`, [`split_stage`]) and a line its doc adds (the sm_90 kernels
+/// of `crate::hopper::nbody` wait there for the grids before them).
 macro_rules! nbody_split_kernels {
     ($(($name:ident, $tile:ident, $t:ty, $pair:ty, $what:literal)),* $(,)?) => {
-        nbody_split_kernels!(prologue: (), ""; $(($name, $tile, $t, $pair, $what)),*);
+        nbody_split_kernels!(prologue: (), early: false, ""; $(($name, $tile, $t, $pair, $what)),*);
     };
-    (prologue: $prologue:expr, $prologue_doc:literal; $(($name:ident, $tile:ident, $t:ty, $pair:ty, $what:literal)),* $(,)?) => {$(
+    (prologue: $prologue:expr, early: $early:expr, $prologue_doc:literal; $(($name:ident, $tile:ident, $t:ty, $pair:ty, $what:literal)),* $(,)?) => {$(
         #[doc = concat!("One RK4 stage with the pair sum split over `2^shift` lanes per body, shared-memory tiles, ", $what, ".")]
         ///
         /// Bodies `first..first + count` of an `n`-body system (a whole system: `first = 0`,
@@ -522,10 +602,13 @@ macro_rules! nbody_split_kernels {
             n: u32, first: u32, count: u32, shift: u32, stage: u32, g: $t, eps2: $t, h: $t,
             src: *const V4<$t>, x: *mut V4<$t>, v: *mut V4<$t>, k: *mut V4<$t>, dst: *mut V4<$t>,
         ) {
-            $prologue;
             let tile = shared_array![$tile: [V4<$t>; MAX_TILE]];
             // SAFETY: the launcher checked every length, the aliasing rule, the shift and the block size.
-            unsafe { $crate::nbody::split_stage::<$t, $pair>(tile, n, first, count, shift, stage, g, eps2, h, src, x, v, k, dst) }
+            unsafe {
+                $crate::nbody::split_stage::<$t, $pair, { $early }>(
+                    || $prologue, tile, n, first, count, shift, stage, g, eps2, h, src, x, v, k, dst,
+                )
+            }
         }
     )*};
 }

@@ -180,6 +180,9 @@ pub(crate) struct NbodySet<'g, T: DeviceCopy> {
     split_waiting: Option<[SplitStage<'g, T>; 2]>,
     stage_max: [u32; 4],
     split_max: [u32; 2],
+    /// The largest block both waiting kernels take: they hold more registers (what their
+    /// finish reads, loaded early), so a larger block keeps the portable kernels and full edges.
+    waiting_max: u32,
 }
 
 crate::kernel::family!(NbodyKernels: Nbody holds NbodySet { f32: f32s, f64: f64s });
@@ -200,14 +203,14 @@ impl<'g, T: NbodyFloat> NbodySet<'g, T> {
             *m = max_block(gpu, f.function())?;
         }
         let split_waiting = waiting_split_kernels::<T>(gpu)?;
-        let mut split_max = [0; 2];
-        for (i, m) in split_max.iter_mut().enumerate() {
-            *m = max_block(gpu, split[i].function())?;
+        let (mut split_max, mut waiting_max) = ([0; 2], 1024);
+        for i in 0..2 {
+            split_max[i] = max_block(gpu, split[i].function())?;
             if let Some(w) = &split_waiting {
-                *m = (*m).min(max_block(gpu, w[i].function())?);
+                waiting_max = waiting_max.min(max_block(gpu, w[i].function())?);
             }
         }
-        Ok(NbodySet { stages, split, split_waiting, stage_max, split_max })
+        Ok(NbodySet { stages, split, split_waiting, stage_max, split_max, waiting_max })
     }
 }
 
@@ -284,15 +287,18 @@ impl<'g> Nbody<'g> {
     }
 
     /// Whether a stage of `n` bodies launched with `block` threads overlaps the stage before it:
-    /// [`Nbody::programmatic_launch`], the pair sum split (`S > 1`), and a grid of at most one
-    /// block per multiprocessor. A larger grid keeps full edges: the blocks of a stage launched
+    /// [`Nbody::programmatic_launch`], the pair sum split (`S > 1`), a block the waiting kernel
+    /// can launch, and a grid of at most one block per multiprocessor. A larger grid keeps full edges: the blocks of a stage launched
     /// early land unevenly on the multiprocessors as the stage before retires (H100, N = 4,096
     /// f32 fast, three blocks fit a multiprocessor: 93.5 µs per step overlapped against 67.6
     /// with full edges; `bench/results/nbody-pdl-2026-11-26.md`).
     pub fn overlaps<T: NbodyFloat>(&self, n: usize, block: u32) -> bool {
         let shift = self.shift_for(n);
         let threads = (n as u64) << shift;
-        self.programmatic_launch::<T>() && shift > 0 && threads.div_ceil(block.max(1) as u64) <= self.sms as u64
+        self.programmatic_launch::<T>()
+            && shift > 0
+            && block <= T::pick(self).waiting_max
+            && threads.div_ceil(block.max(1) as u64) <= self.sms as u64
     }
 
     /// The fixed threads per block, or `None` when the launcher picks per launch.

@@ -16,7 +16,8 @@ nbody_split_kernels!(
         wait_for_prerequisite_grids();
         launch_dependents()
     },
-    "Waits for the grids before it first (launched early after a programmatic edge; a no-op otherwise).";
+    early: true,
+    "Waits for the grids before it before its first memory access (launched early after a programmatic edge; a no-op otherwise), then loads what its finish reads at once.";
     (nbody_split_pdl_f32, NBODY_SPLIT_PDL_TILE_F32, f32, Exact, "f32, exact"),
     (nbody_split_pdl_f64, NBODY_SPLIT_PDL_TILE_F64, f64, Exact, "f64, exact"),
     (nbody_split_pdl_f32_fast, NBODY_SPLIT_PDL_TILE_F32_FAST, f32, Fast, "f32, fast (FMA, rsqrt.approx)"),
