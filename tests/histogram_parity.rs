@@ -115,8 +115,9 @@ proptest! {
     }
 
     #[test]
-    fn histogram_partition_counts_are_exact(k in partition_ks(), n in 0usize..200_000, seed: u64, wild: bool, chunks_per_piece in proptest::option::of(1u64..5), wide: bool) {
-        // Pieces of 1–4 chunks run the piece loop on inputs of up to 25 chunks.
+    fn histogram_partition_counts_are_exact(k in partition_ks(), n in 0usize..200_000, seed: u64, wild: bool, chunks_per_piece in proptest::option::of(1u64..5), wide: bool, shift in proptest::option::of(0u32..=15)) {
+        // Pieces of 1–4 chunks run the piece loop on inputs of up to 25 chunks; a fixed bucket
+        // width too narrow for k (more than 1,024 buckets) is refused before any work.
         let bins = cpu::bins(0.0, 1.0, k)?;
         let x = hist_input(n, seed, wild);
         let want = cpu::histogram_counts_seq(&bins, &x);
@@ -125,6 +126,15 @@ proptest! {
             Some(c) => Histograms::new(gpu)?.with_partition_piece(c * 8192)?,
             None => Histograms::new(gpu)?,
         };
+        let a = match shift {
+            Some(s) => a.with_partition_shift(s)?,
+            None => a,
+        };
+        if let Some(s) = shift && (k - 1) >> s >= 1024 {
+            prop_assert!(a.check(Method::Partition, lockstep::histogram::CounterKind::Count, k as u32).is_err());
+            prop_assert!(a.histogram_counts::<u32>(Method::Partition, &bins, &x).is_err(), "k={} shift={}", k, s);
+            return Ok(());
+        }
         let (got, h) = if wide {
             let h = a.histogram_counts::<u64>(Method::Partition, &bins, &x)?;
             (got_u64(&h.counts), (h.nan, h.below, h.above))
@@ -132,13 +142,14 @@ proptest! {
             let h = a.histogram_counts::<u32>(Method::Partition, &bins, &x)?;
             (got_u64(&h.counts), (h.nan, h.below, h.above))
         };
-        prop_assert_eq!(&got, &want.counts, "k={} n={} piece={:?}", k, n, chunks_per_piece);
+        prop_assert_eq!(&got, &want.counts, "k={} n={} piece={:?} shift={:?}", k, n, chunks_per_piece, shift);
         prop_assert_eq!(h, (want.nan, want.below, want.above));
     }
 
     #[test]
     fn histogram_counts_from_an_unaligned_slice_are_exact(method in proptest::sample::select(vec![Method::Plain, Method::Private, Method::Match, Method::Wide, Method::Partition]), k in prop_oneof![1u64..40, 40u64..6000], n in 1usize..40_000, seed: u64, wild: bool, grid in proptest::option::of(1u32..8)) {
         // x starts 8 bytes past a 16-byte boundary: the kernels' 16-byte loads must not be used.
+        // The counters start with stale values: every method zeroes or overwrites them.
         let bins = cpu::bins(0.0, 1.0, k)?;
         let x = hist_input(n + 1, seed, wild);
         let want = cpu::histogram_counts_seq(&bins, &x[1..]);
@@ -146,8 +157,8 @@ proptest! {
         let a = launcher(gpu, grid)?;
         let fail = |e| TestCaseError::fail(lockstep::error::cuda("cuMemcpy")(e).to_string());
         let dx = lockstep::DeviceBuffer::from_slice(&x).map_err(fail)?;
-        let mut counts = lockstep::DeviceBuffer::<u32>::zeroed(k as usize).map_err(fail)?;
-        let mut dropped = lockstep::DeviceBuffer::<u64>::zeroed(3).map_err(fail)?;
+        let mut counts = lockstep::DeviceBuffer::from_slice(&vec![0xdead_beef_u32; k as usize]).map_err(fail)?;
+        let mut dropped = lockstep::DeviceBuffer::from_slice(&[7u64; 3]).map_err(fail)?;
         let xs = dx.index(1..);
         a.histogram_counts_on_device(method, &bins, &xs, &mut counts, &mut dropped)?;
         gpu.synchronize()?;

@@ -50,6 +50,10 @@ pub struct Args {
     /// Write a log-log PNG of time vs k, one line per method (paper Fig. 6/7).
     #[arg(long)]
     plot: Option<std::path::PathBuf>,
+    /// Bucket width of the partition method as a shift (2^shift bins, 0..=15) for every k;
+    /// default: the launcher's pick.
+    #[arg(long)]
+    partition_shift: Option<u32>,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -80,7 +84,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .collect::<anyhow::Result<_>>()?
     };
     let gpu = crate::common::bench_gpu()?;
-    let a = Histograms::new(&gpu)?;
+    let a = match args.partition_shift {
+        Some(s) => Histograms::new(&gpu)?.with_partition_shift(s)?,
+        None => Histograms::new(&gpu)?,
+    };
     let mut rng = uniform_rng(12345);
     let x: Vec<f64> = (0..args.n).map(|_| rng()).collect();
     let weights: Option<Vec<f64>> =

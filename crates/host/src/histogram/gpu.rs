@@ -184,6 +184,15 @@ impl<'g> Histograms<'g> {
         Ok(self)
     }
 
+    /// Fixes the partition method's bucket width at `2^shift` bins for every `k` (default: the
+    /// narrowest with at most 256 buckets, `lockstep_shared::histogram::partition_shift`);
+    /// `shift ≤ 15`, and a `k` that would make more than 1,024 buckets is refused for
+    /// `partition`. Results do not depend on it. For benchmarks of the width.
+    pub fn with_partition_shift(mut self, shift: u32) -> Result<Self> {
+        self.partition.set_shift(shift)?;
+        Ok(self)
+    }
+
     /// Four blocks of `HIST_BLOCK` per SM (all resident at ≤ 64 registers: the streaming loop
     /// keeps 8 values in flight per thread).
     fn hist_grid(&self, n: u64) -> Result<Grid1d> {
@@ -225,15 +234,18 @@ impl<'g> Histograms<'g> {
     /// whether this launcher runs `method` for `kind` counters and `k` bins.
     pub fn check(&self, method: Method, kind: CounterKind, k: u32) -> Result<()> {
         check_method(method, kind, k)?;
-        if method == Method::Partition && partition::partition_shared_bytes(k) > self.wide_bytes {
-            return Err(Error::InvalidInput {
-                what: "histogram method",
-                why: format!(
-                    "`partition` counts a bucket of {k} bins in {} B of shared memory, more than this GPU's {} B per block",
-                    partition::partition_shared_bytes(k),
-                    self.wide_bytes
-                ),
-            });
+        if method == Method::Partition {
+            self.partition.check_buckets(k)?;
+            if self.partition.shared_bytes(k) > self.wide_bytes {
+                return Err(Error::InvalidInput {
+                    what: "histogram method",
+                    why: format!(
+                        "`partition` counts a bucket of {k} bins in {} B of shared memory, more than this GPU's {} B per block",
+                        self.partition.shared_bytes(k),
+                        self.wide_bytes
+                    ),
+                });
+            }
         }
         if method == Method::Wide && k > self.wide_capacity() {
             return Err(Error::InvalidInput {
@@ -256,7 +268,8 @@ impl<'g> Histograms<'g> {
         Ok(n as u64)
     }
 
-    /// Zeroes `counts` and `dropped`, then enqueues the count histogram of `x` by `method`.
+    /// Zeroes `counts` and `dropped`, then enqueues the count histogram of `x` by `method`
+    /// (`partition` stores every bin's count itself, so it zeroes only `dropped`).
     pub fn histogram_counts_on_device<T: Counter>(
         &self,
         method: Method,
@@ -267,7 +280,9 @@ impl<'g> Histograms<'g> {
     ) -> Result<()> {
         let n = self.hist_checks(x.len(), counts.len(), dropped.len(), bins)?;
         self.check(method, CounterKind::Count, bins.k)?;
-        zero_async(self.gpu, counts)?;
+        if method != Method::Partition || n == 0 {
+            zero_async(self.gpu, counts)?;
+        }
         zero_async(self.gpu, dropped)?;
         if n == 0 {
             return Ok(());

@@ -8,22 +8,17 @@ use crate::kernel::{Kernel, Param};
 use crate::launch::Grid1d;
 use cust::memory::{DeviceBuffer, DevicePointer, DeviceSlice};
 use lockstep_shared::histogram::{
-    Bins, PARTITION_BLOCK, PARTITION_CHUNK, PARTITION_MAX_SHIFT, PARTITION_PIECE, PARTITION_SPLIT_BYTES,
-    partition_buckets, partition_shift,
+    Bins, PARTITION_BLOCK, PARTITION_CHUNK, PARTITION_MAX_BUCKETS, PARTITION_MAX_SHIFT, PARTITION_PIECE,
+    PARTITION_SPLIT_BYTES, partition_buckets, partition_shift,
 };
 use std::sync::Mutex;
 
 /// `(bins, shift, n, x, binned, table, dropped)` of `histogram_partition_split`.
 pub(super) type Split<'g> =
     Kernel<'g, (Param<Bins>, u32, u64, DevicePointer<f64>, DevicePointer<u32>, DevicePointer<u32>, DevicePointer<u64>)>;
-/// `(k, shift, chunks, binned, table, counts)` of `histogram_partition_count_u32`/`_u64`.
-pub(super) type Count<'g, T> = Kernel<'g, (u32, u32, u32, DevicePointer<u32>, DevicePointer<u32>, DevicePointer<T>)>;
-
-/// Shared memory the second pass's block needs for `k` bins: one 32-bit counter per bin of a
-/// bucket.
-pub fn partition_shared_bytes(k: u32) -> u32 {
-    4 << partition_shift(k)
-}
+/// `(k, shift, chunks, fresh, binned, table, counts)` of `histogram_partition_count_u32`/`_u64`.
+pub(super) type Count<'g, T> =
+    Kernel<'g, (u32, u32, u32, u32, DevicePointer<u32>, DevicePointer<u32>, DevicePointer<T>)>;
 
 /// The first pass's kernel and the scratch both passes share: the sorted 16-bit offsets of one
 /// piece (two to a word), then its bucket table.
@@ -32,6 +27,8 @@ pub(super) struct Partition<'g> {
     split: Split<'g>,
     /// Values per piece (a multiple of `PARTITION_CHUNK`).
     piece: u64,
+    /// The bucket width (`2^shift` bins) fixed by `set_shift`, else `partition_shift(k)`.
+    shift: Option<u32>,
     /// Grown on demand, never shrunk; the launches of one call use it in stream order.
     scratch: Mutex<Option<DeviceBuffer<u32>>>,
 }
@@ -49,7 +46,7 @@ impl<'g> Partition<'g> {
         counts.0.allow_dynamic_shared(bytes)?;
         counts.1.allow_dynamic_shared(bytes)?;
         split.allow_dynamic_shared(PARTITION_SPLIT_BYTES)?;
-        Ok(Partition { gpu, split, piece: PARTITION_PIECE, scratch: Mutex::new(None) })
+        Ok(Partition { gpu, split, piece: PARTITION_PIECE, shift: None, scratch: Mutex::new(None) })
     }
 
     /// Runs inputs longer than `values` (a positive multiple of `PARTITION_CHUNK`) in pieces of
@@ -65,9 +62,48 @@ impl<'g> Partition<'g> {
         Ok(())
     }
 
-    /// Enqueues the count histogram of `x` (non-empty) into `counts` (zeroed, `bins.k` long)
-    /// and `dropped` (zeroed, 3): for each piece, the split and then `count`. The caller
-    /// checked the lengths and that `bins.k` fits the method (`Histograms::check`).
+    /// Fixes the bucket width at `2^shift` bins (`shift ≤ PARTITION_MAX_SHIFT`) for every `k`.
+    pub(super) fn set_shift(&mut self, shift: u32) -> Result<()> {
+        if shift > PARTITION_MAX_SHIFT {
+            return Err(Error::InvalidInput {
+                what: "partition bucket width",
+                why: format!("2^{shift} bins: use a shift of 0 to {PARTITION_MAX_SHIFT}"),
+            });
+        }
+        self.shift = Some(shift);
+        Ok(())
+    }
+
+    /// The bucket width (as a shift) for `k` bins.
+    pub(super) fn shift_for(&self, k: u32) -> u32 {
+        self.shift.unwrap_or_else(|| partition_shift(k))
+    }
+
+    /// Shared memory the second pass's block needs for `k` bins: one 32-bit counter per bin of a
+    /// bucket.
+    pub(super) fn shared_bytes(&self, k: u32) -> u32 {
+        4 << self.shift_for(k)
+    }
+
+    /// Whether `k` bins make at most `PARTITION_MAX_BUCKETS` buckets at this width.
+    pub(super) fn check_buckets(&self, k: u32) -> Result<()> {
+        let shift = self.shift_for(k);
+        let buckets = partition_buckets(k, shift);
+        if buckets > PARTITION_MAX_BUCKETS {
+            return Err(Error::InvalidInput {
+                what: "partition bucket width",
+                why: format!(
+                    "{k} bins in buckets of 2^{shift} make {buckets} buckets, more than {PARTITION_MAX_BUCKETS}: use a wider bucket"
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Enqueues the count histogram of `x` (non-empty) into `counts` (`bins.k` long, any
+    /// contents: the first piece's count pass stores every bin) and `dropped` (zeroed, 3): for
+    /// each piece, the split and then `count`. The caller checked the lengths and that `bins.k`
+    /// fits the method (`Histograms::check`).
     pub(super) fn enqueue<T: cust::memory::DeviceCopy>(
         &self,
         bins: &Bins,
@@ -79,7 +115,7 @@ impl<'g> Partition<'g> {
         let gpu = self.gpu;
         let n = x.len() as u64;
         let k = bins.k;
-        let shift = partition_shift(k);
+        let shift = self.shift_for(k);
         let buckets = partition_buckets(k, shift);
         let chunk = PARTITION_CHUNK as u64;
         let most_chunks = n.min(self.piece).div_ceil(chunk);
@@ -116,16 +152,18 @@ impl<'g> Partition<'g> {
                     (Param(b), shift, len, xp, binned, table, dropped),
                 )?
             };
-            // SAFETY: parameters mirror `(k: u32, shift: u32, chunks: u32, binned: *const u32,
-            // table: *const u32, counts: *mut T)`; binned and table as the split above wrote
-            // them (stream order), counts k; one block of PARTITION_BLOCK threads per bucket
-            // with 4·2^shift bytes of dynamic shared memory, allowed by `new` (check).
+            // The first piece stores every bin; later ones add to them.
+            let fresh = (first == 0) as u32;
+            // Parameters mirror `(k, shift, chunks, fresh, binned, table, counts)`; binned and
+            // table as the split above wrote them (stream order), counts k long.
+            // SAFETY: that; a block of PARTITION_BLOCK threads per bucket with 4·2^shift bytes
+            // of dynamic shared memory, which `new` allowed (check).
             unsafe {
                 count.launch(
                     gpu,
                     Grid1d { blocks: buckets, threads: PARTITION_BLOCK },
                     4 << shift,
-                    (k, shift, chunks, binned, table, counts),
+                    (k, shift, chunks, fresh, binned, table, counts),
                 )?
             };
             first += len;

@@ -10,7 +10,8 @@
 //!    lanes walk the chunks' segments of that bucket (a lane per chunk, eight offsets per
 //!    load), count each bin in a 32-bit shared counter, and the block adds its counters to the
 //!    global ones with plain loads and stores (no other block touches those bins; pieces run
-//!    one after another on the stream).
+//!    one after another on the stream) — the first piece stores them instead, zeros included,
+//!    so the launcher does not zero the counters first.
 //!
 //! Counts are integer sums: the same in every order. The order of a sorted chunk's values
 //! inside a bucket is whatever the shared atomics hand out; nothing reads it but pass 2.
@@ -219,23 +220,29 @@ fn warp_inclusive_sum(mut v: u32, lane: u32) -> u32 {
 }
 
 /// Pass 2 of the partition method: block `b` counts bucket `b`'s bins over every chunk's
-/// segment and adds them to `counts` with `add(counter, count)`.
+/// segment and adds them to `counts` with `add(counter, count)` — or, with `fresh ≠ 0` (the
+/// first piece into counters nobody zeroed), stores every bin's count, zeros included, with
+/// `store(counter, count)`.
 ///
 /// # Safety
 /// As the `_u32`/`_u64` kernels: `binned` and `table` written by pass 1 for `chunks` chunks
 /// and `gridDim.x = partition_buckets(k, shift)` buckets; `counts` holds `k`; the launch's
-/// dynamic shared memory holds `4·2^shift` bytes; 1-D blocks of `PARTITION_BLOCK` threads.
-/// The stage's odd tail word half (past `total`) may be uninitialised shared memory: nothing
+/// dynamic shared memory holds `4·2^shift` bytes; 1-D blocks of `PARTITION_BLOCK` threads;
+/// `fresh ≠ 0` only where `counts` holds no count to keep. The stage's odd tail word half
+/// (past `total`) may be uninitialised shared memory: nothing
 /// counts it.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 unsafe fn partition_count<T>(
     k: u32,
     shift: u32,
     chunks: u32,
+    fresh: u32,
     binned: *const u32,
     table: *const u32,
     counts: *mut T,
     add: impl Fn(*mut T, u32),
+    store: impl Fn(*mut T, u32),
 ) {
     let counter = dynamic_shared!(HIST_PARTITION_COUNTERS) as *mut u32;
     let counters = shared_addr(counter);
@@ -301,7 +308,9 @@ unsafe fn partition_count<T>(
         // other block of this launch touches.
         unsafe {
             let v = ld_shared_u32(counters + 4 * i);
-            if v != 0 {
+            if fresh != 0 {
+                store(counts.add((lo + i) as usize), v);
+            } else if v != 0 {
                 add(counts.add((lo + i) as usize), v);
             }
         }
@@ -319,12 +328,15 @@ pub unsafe extern "ptx-kernel" fn histogram_partition_count_u32(
     k: u32,
     shift: u32,
     chunks: u32,
+    fresh: u32,
     binned: *const u32,
     table: *const u32,
     counts: *mut u32,
 ) {
     // SAFETY: forwarded launch contract; p is a counter only this block touches.
-    unsafe { partition_count(k, shift, chunks, binned, table, counts, |p, v| *p = (*p).wrapping_add(v)) }
+    unsafe {
+        partition_count(k, shift, chunks, fresh, binned, table, counts, |p, v| *p = (*p).wrapping_add(v), |p, v| *p = v)
+    }
 }
 
 /// Pass 2 of the partition method into `u64` counters.
@@ -336,10 +348,23 @@ pub unsafe extern "ptx-kernel" fn histogram_partition_count_u64(
     k: u32,
     shift: u32,
     chunks: u32,
+    fresh: u32,
     binned: *const u32,
     table: *const u32,
     counts: *mut u64,
 ) {
     // SAFETY: forwarded launch contract; p is a counter only this block touches.
-    unsafe { partition_count(k, shift, chunks, binned, table, counts, |p, v| *p = (*p).wrapping_add(v as u64)) }
+    unsafe {
+        partition_count(
+            k,
+            shift,
+            chunks,
+            fresh,
+            binned,
+            table,
+            counts,
+            |p, v| *p = (*p).wrapping_add(v as u64),
+            |p, v| *p = v as u64,
+        )
+    }
 }
