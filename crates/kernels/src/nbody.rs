@@ -216,6 +216,8 @@ impl<T: Real> Early<T> {
 }
 
 /// [`finish`] from values loaded early ([`Early`]): the same operations on the same values.
+/// Its stores repeat `finish`'s: one body for both (loads passed as closures) re-laid the
+/// portable kernels' PTX, which this change keeps byte-identical.
 ///
 /// # Safety
 /// As [`finish`]; `e` is [`Early::load`] of the same `i`, `n`, `stage` and buffers.
