@@ -44,7 +44,8 @@ fn wide_ks() -> impl Strategy<Value = u64> {
 /// Bins for the partition method: one bucket, a few, the bench's 10^5 and 10^6 (245 buckets of
 /// 4 096), and the most it takes (1 024 buckets of 32 768).
 fn partition_ks() -> impl Strategy<Value = u64> {
-    prop_oneof![Just(1u64), 2u64..600, 600u64..300_000, Just(1_000_000), Just(1 << 25)]
+    // 10^7: buckets of 2^14 bins past 256 of them (611); 2^25: of 2^15 (1,024).
+    prop_oneof![Just(1u64), 2u64..600, 600u64..300_000, Just(1_000_000), Just(10_000_000), Just(1 << 25)]
 }
 
 fn launcher(gpu: &'static lockstep::Gpu, grid: Option<u32>) -> Result<Histograms<'static>, TestCaseError> {

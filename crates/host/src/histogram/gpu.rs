@@ -184,8 +184,9 @@ impl<'g> Histograms<'g> {
         Ok(self)
     }
 
-    /// Fixes the partition method's bucket width at `2^shift` bins for every `k` (default: the
-    /// narrowest with at most 256 buckets, `lockstep_shared::histogram::partition_shift`);
+    /// Fixes the partition method's bucket width at `2^shift` bins for every `k` (default:
+    /// `lockstep_shared::histogram::partition_shift`, the narrowest with at most 256 buckets up
+    /// to 2^14 bins, then 2^14 while it makes at most 1,024);
     /// `shift ≤ 15`, and a `k` that would make more than 1,024 buckets is refused for
     /// `partition`. Results do not depend on it. For benchmarks of the width.
     pub fn with_partition_shift(mut self, shift: u32) -> Result<Self> {

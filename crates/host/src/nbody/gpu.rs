@@ -287,8 +287,9 @@ impl<'g> Nbody<'g> {
     }
 
     /// Whether a stage of `n` bodies launched with `block` threads overlaps the stage before it:
-    /// [`Nbody::programmatic_launch`], the pair sum split (`S > 1`), a block the waiting kernel
-    /// can launch, and a grid of at most one block per multiprocessor. A larger grid keeps full edges: the blocks of a stage launched
+    /// [`Nbody::programmatic_launch`], the pair sum split (`S > 1`), a block the waiting kernels
+    /// can launch (they hold more registers than the portable ones), and a grid of at most one
+    /// block per multiprocessor. A larger grid keeps full edges: the blocks of a stage launched
     /// early land unevenly on the multiprocessors as the stage before retires (H100, N = 4,096
     /// f32 fast, three blocks fit a multiprocessor: 93.5 µs per step overlapped against 67.6
     /// with full edges; `bench/results/nbody-pdl-2026-11-26.md`).

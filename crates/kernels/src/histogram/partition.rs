@@ -229,8 +229,7 @@ fn warp_inclusive_sum(mut v: u32, lane: u32) -> u32 {
 /// and `gridDim.x = partition_buckets(k, shift)` buckets; `counts` holds `k`; the launch's
 /// dynamic shared memory holds `4·2^shift` bytes; 1-D blocks of `PARTITION_BLOCK` threads;
 /// `fresh ≠ 0` only where `counts` holds no count to keep. The stage's odd tail word half
-/// (past `total`) may be uninitialised shared memory: nothing
-/// counts it.
+/// (past `total`) may be uninitialised shared memory: nothing counts it.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn partition_count<T>(
