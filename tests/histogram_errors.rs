@@ -104,6 +104,20 @@ fn launchers_refuse_bad_input_before_launching() -> Result<(), TestCaseError> {
         let e = Histograms::new(gpu).unwrap().with_partition_piece(piece).err().expect("refused");
         assert!(matches!(e, Error::InvalidInput { what: "partition piece", .. }), "{piece}: {e}");
     }
+    // Partition bucket widths: past 2^15 refused; one that makes more than 1,024 buckets for k
+    // refused before anything is written (the method writes the counters without zeroing them).
+    let e = Histograms::new(gpu).unwrap().with_partition_shift(16).err().expect("refused");
+    assert!(matches!(e, Error::InvalidInput { what: "partition bucket width", .. }), "{e}");
+    let narrow = Histograms::new(gpu).unwrap().with_partition_shift(0).unwrap();
+    let wide_k = cpu::bins(0.0, 1.0, 2000).unwrap();
+    let dx = lockstep::DeviceBuffer::from_slice(&x).unwrap();
+    let mut counts = lockstep::DeviceBuffer::from_slice(&[7u32; 2000]).unwrap();
+    let mut dropped = lockstep::DeviceBuffer::from_slice(&[5u64; 3]).unwrap();
+    let e = narrow.histogram_counts_on_device(Method::Partition, &wide_k, &dx, &mut counts, &mut dropped).unwrap_err();
+    assert!(matches!(e, Error::InvalidInput { what: "partition bucket width", .. }), "{e}");
+    assert!(e.to_string().contains("2000 buckets"), "{e}");
+    assert_eq!(counts.as_host_vec().unwrap(), vec![7; 2000], "counts were written");
+    assert_eq!(dropped.as_host_vec().unwrap(), vec![5; 3], "dropped was written");
     // Bins with public fields tampered with are revalidated.
     let mut bad = bins;
     bad.k = 0;
