@@ -291,8 +291,12 @@ fn pdl_case<T: NbodyFloat + lockstep_parity::Bits>(
     steps: u64,
     seed: u64,
     shift: u32,
+    edge: u8,
 ) -> Result<(), TestCaseError> {
-    let (p, s0) = setup::<T>(n, seed, false, false);
+    let (p, mut s0) = setup::<T>(n, seed, (1..=2).contains(&edge), edge == 2);
+    if edge == 3 {
+        s0.pos[3] = T::from_f64(0.0);
+    }
     let gpu = gpu_or_skip!();
     // A large block: few blocks, so the stages overlap (at most one block per SM); 512, since
     // the waiting kernels hold more registers than the portable ones (f64: 82 on sm_90).
@@ -323,13 +327,14 @@ proptest! {
     #![proptest_config(small_config())]
 
     /// `nbody_split_pdl_*` (sm_90): graphs of 2..12 steps (one replay of 8 and the rest plain
-    /// from 9), every split, exact and fast, f32 and f64.
+    /// from 9), every split, exact and fast, f32 and f64; `edge` also takes ε = 0, two bodies
+    /// at one point with ε = 0 (their terms are `m / 0`, then NaN), and a massless body.
     #[test]
     fn nbody_split_pdl_gpu_equals_cpu(n in 2usize..700, steps in 2u64..12, seed: u64, shift in 1u32..=5,
-                                      fast in any::<bool>(), f64_ in any::<bool>()) {
+                                      fast in any::<bool>(), f64_ in any::<bool>(), edge in 0u8..4) {
         let mode = if fast { Mode::Fast } else { Mode::Exact };
-        if f64_ { pdl_case::<f64>(mode, n, steps, seed, shift)?; }
-        else { pdl_case::<f32>(mode, n, steps, seed, shift)?; }
+        if f64_ { pdl_case::<f64>(mode, n, steps, seed, shift, edge)?; }
+        else { pdl_case::<f32>(mode, n, steps, seed, shift, edge)?; }
     }
 }
 

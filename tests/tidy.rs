@@ -272,6 +272,29 @@ fn no_test_is_ignored() {
     }
 }
 
+/// The sm_90-only kernels (`in` = `sm_90` in `crates/host/modules/census.txt`; the portable
+/// PTX the test above reads lacks them): nothing flushed; unless `_fast`, nothing approximate
+/// and nothing fused.
+#[test]
+fn sm90_kernels_census_holds_for_exact_kernels() {
+    let census = std::fs::read_to_string(root().join("crates/host/modules/census.txt")).unwrap();
+    let mut seen = 0;
+    for line in census.lines().filter(|l| !l.starts_with('#')) {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        if cols.get(1) != Some(&"sm_90") {
+            continue;
+        }
+        seen += 1;
+        let (kernel, fma, approx, ftz): (&str, usize, usize, usize) =
+            (cols[0], cols[3].parse().unwrap(), cols[4].parse().unwrap(), cols[5].parse().unwrap());
+        assert_eq!(ftz, 0, "{kernel}: ftz in {line}");
+        if !kernel.ends_with("_fast") {
+            assert_eq!((fma, approx), (0, 0), "{kernel}: fma/approx in an exact kernel: {line}");
+        }
+    }
+    assert!(seen >= 6, "sm_90 kernels in the census: {seen}");
+}
+
 /// Most inlined copies of the generators' Φ⁻¹ in one normals-alone kernel (see below).
 const MAX_NORMAL_COPIES: usize = 64;
 
