@@ -273,8 +273,8 @@ fn no_test_is_ignored() {
 }
 
 /// The sm_90-only kernels (`in` = `sm_90` in `crates/host/modules/census.txt`; the portable
-/// PTX the test above reads lacks them): nothing flushed; unless `_fast`, nothing approximate
-/// and nothing fused.
+/// PTX the test above reads lacks them): nothing flushed, no local memory; unless `_fast`,
+/// nothing approximate and nothing fused.
 #[test]
 fn sm90_kernels_census_holds_for_exact_kernels() {
     let census = std::fs::read_to_string(root().join("crates/host/modules/census.txt")).unwrap();
@@ -285,9 +285,10 @@ fn sm90_kernels_census_holds_for_exact_kernels() {
             continue;
         }
         seen += 1;
-        let (kernel, fma, approx, ftz): (&str, usize, usize, usize) =
-            (cols[0], cols[3].parse().unwrap(), cols[4].parse().unwrap(), cols[5].parse().unwrap());
+        let [fma, approx, ftz, local, depot]: [usize; 5] = core::array::from_fn(|c| cols[3 + c].parse().unwrap());
+        let kernel = cols[0];
         assert_eq!(ftz, 0, "{kernel}: ftz in {line}");
+        assert_eq!((local, depot), (0, 0), "{kernel}: local memory in {line}");
         if !kernel.ends_with("_fast") {
             assert_eq!((fma, approx), (0, 0), "{kernel}: fma/approx in an exact kernel: {line}");
         }
