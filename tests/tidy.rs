@@ -272,30 +272,6 @@ fn no_test_is_ignored() {
     }
 }
 
-/// The sm_90-only kernels (`in` = `sm_90` in `crates/host/modules/census.txt`; the portable
-/// PTX the test above reads lacks them): nothing flushed, no local memory; unless `_fast`,
-/// nothing approximate and nothing fused.
-#[test]
-fn sm90_kernels_census_holds_for_exact_kernels() {
-    let census = std::fs::read_to_string(root().join("crates/host/modules/census.txt")).unwrap();
-    let mut seen = 0;
-    for line in census.lines().filter(|l| !l.starts_with('#')) {
-        let cols: Vec<&str> = line.split_whitespace().collect();
-        if cols.get(1) != Some(&"sm_90") {
-            continue;
-        }
-        seen += 1;
-        let [fma, approx, ftz, local, depot]: [usize; 5] = core::array::from_fn(|c| cols[3 + c].parse().unwrap());
-        let kernel = cols[0];
-        assert_eq!(ftz, 0, "{kernel}: ftz in {line}");
-        assert_eq!((local, depot), (0, 0), "{kernel}: local memory in {line}");
-        if !kernel.ends_with("_fast") {
-            assert_eq!((fma, approx), (0, 0), "{kernel}: fma/approx in an exact kernel: {line}");
-        }
-    }
-    assert!(seen >= 6, "sm_90 kernels in the census: {seen}");
-}
-
 /// Most inlined copies of the generators' Φ⁻¹ in one normals-alone kernel (see below).
 const MAX_NORMAL_COPIES: usize = 64;
 
@@ -349,62 +325,88 @@ const BRIDGE_KERNELS: [&str; 19] = [
     "bridge_philox_bm_d1_pairs_f32",
 ];
 
+/// The census rule for one kernel `f` (see the test below).
+fn check_kernel_census(f: &lockstep_ptx_builder::census::FunctionCensus) {
+    let kernel = f.name.as_str();
+    // Kernels named `*_fast` are an explicit fast mode (e.g. nbody's FMA + rsqrt.approx),
+    // checked against their CPU reference with a stated tolerance instead of bit for bit.
+    // They may fuse and approximate, but never flush subnormals.
+    if kernel.ends_with("_fast") {
+        assert_eq!(f.ftz, 0, "{kernel}: ftz in a fast kernel: {f:?}");
+        return;
+    }
+    // The normals-alone kernels inline the generators' Φ⁻¹, whose two Horner polynomials use
+    // explicit `mul_add` (fused and correctly rounded on the CPU too, so parity holds):
+    // exactly `FMA_PER_NORMAL_*` fma per inlined copy, at most `MAX_NORMAL_COPIES` copies
+    // (census of 2026-11-22: 1). Any other fma (a contraction, a stray `mul_add`) breaks the
+    // multiple or the bound.
+    // The Box–Muller normals kernels: `mul_add` in the uniform (f32), both angle
+    // polynomials and the `ln` — exactly `FMA_PER_PAIR_*` per inlined pair, exactly
+    // `BM_PAIRS_INLINED` pairs (a missing or stray fma, or another copy, breaks the count),
+    // nothing approximate or flushed.
+    if let Some(per) = boxmuller_fma_per_pair(kernel) {
+        assert_eq!((f.approx, f.ftz), (0, 0), "{kernel}: approx/ftz in an exact kernel: {f:?}");
+        assert_eq!(
+            f.fma,
+            BM_PAIRS_INLINED * per,
+            "{kernel}: {} fma, not {BM_PAIRS_INLINED} pairs × {per}: {f:?}",
+            f.fma
+        );
+        return;
+    }
+    if let Some(per) = normal_fma_per_copy(kernel) {
+        assert_eq!((f.approx, f.ftz), (0, 0), "{kernel}: approx/ftz in an exact kernel: {f:?}");
+        assert!(
+            f.fma.is_multiple_of(per) && f.fma / per <= MAX_NORMAL_COPIES,
+            "{kernel}: {} fma is not a multiple ≤ {MAX_NORMAL_COPIES} × {per} (Φ⁻¹'s mul_adds): {f:?}",
+            f.fma
+        );
+        return;
+    }
+    // The bridge kernels divide through `lockstep_shared::bridge::quotient`, whose explicit
+    // `mul_add`s (Markstein's correction, correctly rounded on both sides) give exactly `/`'s
+    // bits, and the fused ones inline Φ⁻¹ too: fma on purpose; nothing approximate, nothing
+    // flushed. (Their fma counts mix both sources, so only the normals-alone kernels above
+    // can be held to a multiple.)
+    if BRIDGE_KERNELS.contains(&kernel) {
+        assert_eq!((f.approx, f.ftz), (0, 0), "{kernel}: approx/ftz in an exact kernel: {f:?}");
+        return;
+    }
+    assert_eq!((f.fma, f.approx, f.ftz), (0, 0, 0), "{kernel}: fma/approx/ftz in an exact kernel: {f:?}");
+}
+
+/// Only the libm kernel may use a local stack (libm's sin reduction keeps an array there).
+/// (The bridge's f64 generators no longer call libm `exp`, whose `force_eval!` kept an 8-byte
+/// depot there: no other kernel has one.)
+fn check_kernel_local_memory(f: &lockstep_ptx_builder::census::FunctionCensus) {
+    if f.is_entry && (f.local_depot_bytes > 0 || f.local > 0) {
+        assert_eq!(f.name, "exp_sin_log_f64", "unexpected local memory: {f:?}");
+    }
+}
+
 #[test]
 fn exact_kernels_have_no_fma_approx_ftz_or_local_memory() {
     let funcs = lockstep_ptx_builder::census::functions(lockstep::ptx::module());
     for kernel in lockstep::ptx::KERNELS {
-        let f = funcs.iter().find(|f| f.name == *kernel).unwrap_or_else(|| panic!("{kernel} not in census"));
-        // Kernels named `*_fast` are an explicit fast mode (e.g. nbody's FMA + rsqrt.approx),
-        // checked against their CPU reference with a stated tolerance instead of bit for bit.
-        // They may fuse and approximate, but never flush subnormals.
-        if kernel.ends_with("_fast") {
-            assert_eq!(f.ftz, 0, "{kernel}: ftz in a fast kernel: {f:?}");
-            continue;
-        }
-        // The normals-alone kernels inline the generators' Φ⁻¹, whose two Horner polynomials use
-        // explicit `mul_add` (fused and correctly rounded on the CPU too, so parity holds):
-        // exactly `FMA_PER_NORMAL_*` fma per inlined copy, at most `MAX_NORMAL_COPIES` copies
-        // (census of 2026-11-22: 1). Any other fma (a contraction, a stray `mul_add`) breaks the
-        // multiple or the bound.
-        // The Box–Muller normals kernels: `mul_add` in the uniform (f32), both angle
-        // polynomials and the `ln` — exactly `FMA_PER_PAIR_*` per inlined pair, exactly
-        // `BM_PAIRS_INLINED` pairs (a missing or stray fma, or another copy, breaks the count),
-        // nothing approximate or flushed.
-        if let Some(per) = boxmuller_fma_per_pair(kernel) {
-            assert_eq!((f.approx, f.ftz), (0, 0), "{kernel}: approx/ftz in an exact kernel: {f:?}");
-            assert_eq!(
-                f.fma,
-                BM_PAIRS_INLINED * per,
-                "{kernel}: {} fma, not {BM_PAIRS_INLINED} pairs × {per}: {f:?}",
-                f.fma
-            );
-            continue;
-        }
-        if let Some(per) = normal_fma_per_copy(kernel) {
-            assert_eq!((f.approx, f.ftz), (0, 0), "{kernel}: approx/ftz in an exact kernel: {f:?}");
-            assert!(
-                f.fma % per == 0 && f.fma / per <= MAX_NORMAL_COPIES,
-                "{kernel}: {} fma is not a multiple ≤ {MAX_NORMAL_COPIES} × {per} (Φ⁻¹'s mul_adds): {f:?}",
-                f.fma
-            );
-            continue;
-        }
-        // The bridge kernels divide through `lockstep_shared::bridge::quotient`, whose explicit
-        // `mul_add`s (Markstein's correction, correctly rounded on both sides) give exactly `/`'s
-        // bits, and the fused ones inline Φ⁻¹ too: fma on purpose; nothing approximate, nothing
-        // flushed. (Their fma counts mix both sources, so only the normals-alone kernels above
-        // can be held to a multiple.)
-        if BRIDGE_KERNELS.contains(kernel) {
-            assert_eq!((f.approx, f.ftz), (0, 0), "{kernel}: approx/ftz in an exact kernel: {f:?}");
-            continue;
-        }
-        assert_eq!((f.fma, f.approx, f.ftz), (0, 0, 0), "{kernel}: fma/approx/ftz in an exact kernel: {f:?}");
+        check_kernel_census(
+            funcs.iter().find(|f| f.name == *kernel).unwrap_or_else(|| panic!("{kernel} not in census")),
+        );
     }
-    // Only the libm kernel may use a local stack (libm's sin reduction keeps an array there).
-    // (The bridge's f64 generators no longer call libm `exp`, whose `force_eval!` kept an 8-byte
-    // depot there: no other kernel has one.)
-    for f in funcs.iter().filter(|f| f.is_entry && f.local_depot_bytes > 0) {
-        assert_eq!(f.name, "exp_sin_log_f64", "unexpected local memory: {f:?}");
-    }
+    funcs.iter().for_each(check_kernel_local_memory);
     assert!(lockstep_ptx_builder::check_module(lockstep::ptx::module()).is_ok());
+}
+
+/// The same rules for the sm_90-only kernels, which the portable PTX above lacks: their rows in
+/// the committed census (`crates/host/modules/census.txt`, read back by the PTX builder).
+#[test]
+fn sm90_kernels_follow_the_census_rules() {
+    use lockstep_ptx_builder::{census, images};
+    let text = std::fs::read_to_string(root().join("crates/host/modules").join(images::CENSUS)).unwrap();
+    let rows = census::read_census(&text).unwrap();
+    let sm90: Vec<_> = rows.iter().filter(|(_, images)| images == "sm_90").map(|(f, _)| f).collect();
+    assert!(sm90.len() >= 6, "sm_90 kernels in the census: {}", sm90.len());
+    for f in sm90 {
+        check_kernel_census(f);
+        check_kernel_local_memory(f);
+    }
 }

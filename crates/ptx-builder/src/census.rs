@@ -214,6 +214,31 @@ pub fn read_kernel_lines(text: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Reads [`kernel_lines`]' rows back with their counts: `(census, images)` per kernel, the
+/// census's `is_entry` set (every row is a kernel). An error names a row whose counted columns
+/// do not parse, so a reader never skips a kernel.
+pub fn read_census(text: &str) -> Result<Vec<(FunctionCensus, String)>, String> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let n =
+                |i: usize| w.get(i).and_then(|c| c.parse::<usize>().ok()).ok_or_else(|| format!("bad census row: {l}"));
+            let f = FunctionCensus {
+                name: w[0].to_string(),
+                is_entry: true,
+                instructions: n(2)?,
+                fma: n(3)?,
+                approx: n(4)?,
+                ftz: n(5)?,
+                local: n(6)?,
+                local_depot_bytes: n(7)?,
+            };
+            Ok((f, w.get(1).ok_or_else(|| format!("bad census row: {l}"))?.to_string()))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,6 +303,9 @@ $L__BB0_2:
         let report = crate::ptxas::PtxasFunction { name: "axpy".into(), registers: Some(12), ..Default::default() };
         let text = kernel_lines(&rows, &[("sm_90".into(), vec![report])]);
         assert_eq!(read_kernel_lines(&text), vec![("axpy".to_string(), "all".to_string())], "{text}");
+        let axpy = rows.iter().find(|(f, _)| f.is_entry).unwrap().clone();
+        assert_eq!(read_census(&text), Ok(vec![axpy]), "{text}");
+        assert!(read_census("axpy all 3 x 0 0 0 0\n").is_err());
         let line = text.lines().nth(1).unwrap();
         assert!(line.contains(" 12 ") && line.contains("0/0"), "{text}");
     }
