@@ -59,7 +59,9 @@ pub mod prelude {
         st_shared_u64, st_shared_v2_f32, st_shared_v4_f32, st_shared_v4_f64,
     };
     #[cfg(target_arch = "nvptx64")]
-    pub use crate::thread::{block_dim_x, block_idx_x, grid_dim_x, index_1d, sync_threads, thread_idx_x};
+    pub use crate::thread::{
+        block_dim_x, block_idx_x, grid_dim_x, index_1d, reread_thread_idx_x, sync_threads, thread_idx_x,
+    };
     pub use crate::warp::{FULL_MASK, mask};
     #[cfg(target_arch = "nvptx64")]
     pub use crate::warp::{

@@ -136,6 +136,21 @@ pub unsafe fn store_global_v2_f32(base: *mut f32, i: u32, v: [f32; 2]) {
     };
 }
 
+/// `base[i..i + 2] = v` in global memory as one 16-byte access (`st.global.v2.f64`, SASS
+/// `STG.E.128`).
+///
+/// # Safety
+/// As [`store_global_i16`], for two `f64`, `base + i` 16-byte aligned.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub unsafe fn store_global_v2_f64(base: *mut f64, i: u32, v: [f64; 2]) {
+    // SAFETY: the caller guarantees a valid, aligned global address.
+    unsafe {
+        asm!("{{ .reg .u64 sa; mul.wide.u32 sa, {i}, 8; add.s64 sa, sa, {b}; cvta.to.global.u64 sa, sa; st.global.v2.f64 [sa], {{{x}, {y}}}; }}",
+            x = in(reg64) v[0], y = in(reg64) v[1], i = in(reg32) i, b = in(reg64) base, options(nostack, preserves_flags))
+    };
+}
+
 /// `base[i..i + 4] = v` in global memory as one 16-byte access (`st.global.v4.f32`).
 ///
 /// # Safety

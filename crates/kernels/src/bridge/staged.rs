@@ -1,14 +1,14 @@
-//! The staged buffer kernels (`bridge_staged_dims_f32/f64`, d = 2..=4, a path count that is
+//! The staged buffer kernels (`bridge_staged_dims_f32/f64`, d = 2 and 3, a path count that is
 //! not a multiple of a sector's elements in f64 or odd in f32; `LaunchShape::buffer_staged`):
 //! the generator of the specialised path ([`run_small`], the same steps and arithmetic) with its
 //! results written through shared memory so that every sector of a row's interior has one
 //! writing block (`lockstep_shared::bridge::staged_span`). Block `b` computes paths `b·own ..
 //! b·own + block·lanes` (its own and a halo of the next block's first paths); each result goes
 //! to a staging buffer of `rows` rows (`LaunchShape::staged_rows`); at the end of each group of
-//! steps the block meets at a barrier and writes each buffered row's span with whole-sector
-//! stores (8-byte `st.global.v2.f32` for f32 pairs, 8-byte stores in f64, a warp 256
-//! contiguous sector-aligned bytes), while the next rows go to the other buffer. The normals are
-//! read as pairs ([`PairNormals`]) in f32 and one f64 per thread.
+//! steps the block meets at a barrier and each warp writes some of the buffered rows' spans with
+//! whole-sector stores (16-byte chunks, 512 contiguous bytes a warp), while the next rows go to
+//! the other buffer. The normals are read as pairs ([`PairNormals`]) in f32 and one f64 per
+//! thread.
 
 use super::*;
 
@@ -17,41 +17,66 @@ pub(super) trait StagedLanes: SharedIo {
     /// The buffers' element type.
     type Elem: Copy;
     /// Writes the elements `e0 .. e0 + VEC` of `out` that lie in `[start, end)`: element `e` from
-    /// the shared address `slot + (e − lo)·size_of::<Elem>()`; one vector store when all do.
+    /// the shared address `slot + (e − lo)·size_of::<Elem>()`; one 16-byte store when all do.
     ///
     /// # Safety
     /// Every element written is inside `out`; `e0` is a multiple of `VEC` and `out` 16-byte
     /// aligned; the shared addresses of the elements written are in the staging row at `slot`.
     unsafe fn write_chunk(out: *mut Self::Elem, slot: u32, lo: u32, e0: u32, start: u32, end: u32);
-    /// Elements per chunk of [`StagedLanes::write_chunk`] (16 bytes in f32, one f64).
+    /// Elements per chunk of [`StagedLanes::write_chunk`]: 16 bytes (4 f32, 2 f64).
     const VEC: u32;
 }
 
 impl StagedLanes for f64 {
     type Elem = f64;
-    const VEC: u32 = 1;
+    const VEC: u32 = 2;
     #[inline(always)]
-    unsafe fn write_chunk(out: *mut f64, slot: u32, lo: u32, e0: u32, _start: u32, _end: u32) {
-        // SAFETY: the caller's contract (a chunk is one element, in [start, end)).
-        unsafe { *out.add(e0 as usize) = ld_shared_f64(slot + (e0 - lo) * 8) };
+    unsafe fn write_chunk(out: *mut f64, slot: u32, lo: u32, e0: u32, start: u32, end: u32) {
+        let at = |e: u32| slot + (e - lo) * 8;
+        if e0 >= start && e0 + 2 <= end {
+            // SAFETY: the caller's contract: e0, e0 + 1 are in out and in the staging row; e0 is
+            // even and out 16-byte aligned.
+            unsafe { store_global_v2_f64(out, e0, [ld_shared_f64(at(e0)), ld_shared_f64(at(e0 + 1))]) };
+        } else {
+            let mut e = e0;
+            while e < e0 + 2 {
+                if e >= start && e < end {
+                    // SAFETY: the caller's contract, for the element e of [start, end).
+                    unsafe { *out.add(e as usize) = ld_shared_f64(at(e)) };
+                }
+                e += 1;
+            }
+        }
     }
 }
 
 impl StagedLanes for F32x2 {
     type Elem = f32;
-    const VEC: u32 = 2;
+    const VEC: u32 = 4;
     #[inline(always)]
     unsafe fn write_chunk(out: *mut f32, slot: u32, lo: u32, e0: u32, start: u32, end: u32) {
         let at = |e: u32| slot + (e - lo) * 4;
-        if e0 >= start && e0 + 2 <= end {
-            // SAFETY: the caller's contract: e0, e0 + 1 are in out and in the staging row; e0 is
-            // even and out 16-byte aligned.
-            unsafe { store_global_v2_f32(out, e0, [ld_shared_f32(at(e0)), ld_shared_f32(at(e0 + 1))]) };
+        if e0 >= start && e0 + 4 <= end {
+            // SAFETY: the caller's contract: e0 .. e0 + 4 are in out and in the staging row; e0
+            // is a multiple of 4 and out 16-byte aligned. (Four 4-byte shared loads: the row's
+            // first element `lo` need not be 16-byte aligned in the staging row.)
+            unsafe {
+                let v = [
+                    ld_shared_f32(at(e0)),
+                    ld_shared_f32(at(e0 + 1)),
+                    ld_shared_f32(at(e0 + 2)),
+                    ld_shared_f32(at(e0 + 3)),
+                ];
+                store_global_v4_f32(out, e0, v)
+            };
         } else {
-            let e = if e0 >= start { e0 } else { e0 + 1 };
-            if e < end {
-                // SAFETY: the caller's contract, for the element e of [start, end).
-                unsafe { store_global_f32(out, e, ld_shared_f32(at(e))) };
+            let mut e = e0;
+            while e < e0 + 4 {
+                if e >= start && e < end {
+                    // SAFETY: the caller's contract, for the element e of [start, end).
+                    unsafe { store_global_f32(out, e, ld_shared_f32(at(e))) };
+                }
+                e += 1;
             }
         }
     }
@@ -124,15 +149,21 @@ pub(super) struct StagedSink<L: StagedLanes> {
 impl<L: StagedLanes> StagedSink<L> {
     /// Writes the current buffer's rows out and starts the next buffer. Every thread of the
     /// block calls it at the same point with the same `count` (the strategy's `put`s are the
-    /// same for every thread).
+    /// same for every thread). Warp `w` writes the buffer's rows `w, w + warps, …`: its lanes take
+    /// the span's 16-byte chunks in turn (a warp stores 512 contiguous bytes, whole sectors
+    /// inside the span), so each row's bookkeeping is done by one warp instead of every thread
+    /// (`LaunchShape::buffer_staged`: the block is a whole number of warps).
     #[inline(always)]
     pub(super) fn flush(&mut self) {
         // Every thread's results for these rows are in shared memory.
         sync_threads();
-        let (t, b) = (thread_idx_x(), block_dim_x());
+        // The index read here, not hoisted: its lane and warp are not kept in registers through
+        // the generator's loop.
+        let (t, b) = (reread_thread_idx_x(), block_dim_x());
+        let (lane, warps) = (t % 32, b / 32);
         let size = core::mem::size_of::<L::Elem>() as u32;
         let sector = 32 / size;
-        let mut k = 0;
+        let mut k = t / 32;
         while k < self.count {
             let i = self.buf + k;
             // SAFETY: word i of the row numbers exists (i < buf + count ≤ staging rows); thread
@@ -142,23 +173,17 @@ impl<L: StagedLanes> StagedSink<L> {
             let lo = row_start + self.first;
             let (start, end) = staged_span(row_start, self.paths, block_idx_x(), self.own, sector);
             let slot = self.tile + i * self.row_bytes;
-            // At most 2·blockDim chunks per span (`staged_span`: at most own + sector − 1
-            // elements, own = (blockDim − halo)·lanes): each thread writes one or two, written
-            // out (a loop here was unrolled by LLVM into 128 registers).
-            let g = start / L::VEC + t;
-            let mut c = 0;
-            while c < 2 {
-                let e0 = (g + c * b) * L::VEC;
-                if e0 < end {
-                    // The span's elements are in row `row` of out (`staged_span` stays within
-                    // it) and among this block's computed paths lo .. lo + block·lanes (its
-                    // contract with halo ≥ sector − 1), so in staging row i.
-                    // SAFETY: as above; e0 is a multiple of VEC, out 32-byte aligned (checked).
-                    unsafe { L::write_chunk(self.out, slot, lo, e0, start, end) };
-                }
-                c += 1;
+            let mut e0 = start / L::VEC * L::VEC + lane * L::VEC;
+            while e0 < end {
+                // The span's elements are in row `row` of out (`staged_span` stays within it)
+                // and among this block's computed paths lo .. lo + block·lanes (its contract
+                // with halo ≥ sector − 1), so in staging row i; the chunk's elements outside
+                // the span are not touched.
+                // SAFETY: as above; e0 is a multiple of VEC, out 32-byte aligned (checked).
+                unsafe { L::write_chunk(self.out, slot, lo, e0, start, end) };
+                e0 += 32 * L::VEC;
             }
-            k += 1;
+            k += warps;
         }
         if self.double {
             self.buf = self.cap - self.buf;
@@ -188,7 +213,43 @@ impl<L: StagedLanes> Sink<L> for StagedSink<L> {
     }
 }
 
-/// [`run_small`] with the staged sink (`D` = 2..=4): the same steps, operands and order, the
+/// Steps `s .. s + P` of [`run_small_staged`] with their normals `zs`, then the group's rows
+/// written out.
+///
+/// # Safety
+/// `s + P ≤ steps`; the stack as [`run_small`]'s (element `i` at `stack + i·stride`); every
+/// thread of the block calls it (barriers).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn staged_group<L: StagedLanes, const D: usize, const P: usize>(
+    table: &SharedSteps,
+    s: usize,
+    zs: [[L; D]; P],
+    chol: &[L; FAST_DIMS * FAST_DIMS],
+    increments: bool,
+    stack: u32,
+    stride: u32,
+    sink: &mut StagedSink<L>,
+) {
+    let slot = |i: u32| stack + i * stride;
+    const { assert!(P <= 8) };
+    // The P steps written out (a closure called from this function's two inlined copies was
+    // left out of line by LLVM, its operands in local memory).
+    macro_rules! each {
+        ($($j:literal)*) => {$(
+            if P > $j {
+                // SAFETY: s + j < s + P ≤ steps (contract).
+                step_small::<L, D>(unsafe { table.step(s + $j) }, pick(&zs, $j), chol, increments, slot, sink);
+            }
+        )*};
+    }
+    each!(0 1 2 3 4 5 6 7);
+    if sink.count > 0 {
+        sink.flush(); // uniform over the block
+    }
+}
+
+/// [`run_small`] with the staged sink (`D` = 2, 3): the same steps, operands and order, the
 /// group's rows written out at the end of each group of `P` steps (and of each remaining step).
 ///
 /// # Safety
@@ -219,16 +280,9 @@ pub(super) unsafe fn run_small_staged<L: StagedLanes, const D: usize, const P: u
         let mut next = prefetch::<L, D, P>(&table, z, 0);
         while s < full {
             let cur = next;
-            if s + P < full {
-                next = prefetch::<L, D, P>(&table, z, s + P);
-            }
-            unrolled::<P>(|j| {
-                // SAFETY: s + j < full ≤ steps.
-                step_small::<L, D>(unsafe { table.step(s + j) }, pick(&cur, j), &chol, increments, slot, sink);
-            });
-            if sink.count > 0 {
-                sink.flush(); // uniform over the block
-            }
+            next = prefetch::<L, D, P>(&table, z, (s + P).min(full - P));
+            // SAFETY: s + P ≤ full ≤ steps.
+            unsafe { staged_group::<L, D, P>(&table, s, cur, &chol, increments, stack, stride, sink) };
             s += P;
         }
     }
@@ -249,7 +303,7 @@ pub(super) unsafe fn run_small_staged<L: StagedLanes, const D: usize, const P: u
     }
 }
 
-/// The staged buffer kernels' body (`d = DIMS`, 2..=4) for lane type `L` with `P` steps of
+/// The staged buffer kernels' body (`d = DIMS`, 2 or 3) for lane type `L` with `P` steps of
 /// prefetch (`2·P·d = LaunchShape::staged_rows`): every thread of the block runs the generator (a thread
 /// whose first path `b·own + t·lanes` is past the path count on the last lanes that exist, its
 /// results never written: every thread meets the barriers). `normals(p)` reads the normals of the lanes
@@ -346,8 +400,9 @@ pub(super) unsafe fn buffer_staged<L, const DIMS: usize, const P: usize, D: Dyna
     };
 }
 
-/// `body` with the const `D` bound to `dims` (2 or 3; 4 otherwise): one instance of the body
-/// per d, written once.
+/// `body` with the const `D` bound to `dims` (2; 3 otherwise, whose instance returns at once
+/// for a `dims` other than 3): one instance of the body per d, written once. (No d = 4
+/// instance: it took the entry to 124 registers from 62, `LaunchShape::buffer_staged`.)
 macro_rules! by_dims {
     ($dims:expr, |$d:ident| $body:expr) => {
         match $dims {
@@ -355,24 +410,20 @@ macro_rules! by_dims {
                 const $d: usize = 2;
                 $body
             }
-            3 => {
-                const $d: usize = 3;
-                $body
-            }
             _ => {
-                const $d: usize = 4;
+                const $d: usize = 3;
                 $body
             }
         }
     };
 }
 
-/// The staged buffer kernels for `2 ≤ d ≤ 4` (`bridge_staged_dims_f32`: two f32 paths per
+/// The staged buffer kernels for d = 2 and 3 (`bridge_staged_dims_f32`: two f32 paths per
 /// thread as [`PairNormals`]; `bridge_staged_dims_f64`: one), one instance per d with
 /// [`STAGED_DIMS_PIPELINE`] steps of prefetch.
 macro_rules! staged_dims_kernel {
     ($name:ident, $t:ty, $lanes:ty, $dyn:ident, |$z:ident, $paths:ident, $p:ident| $normals:expr) => {
-        /// [`buffer_staged`] in `$t` for `d = dims` (2..=4): the bridge with normals from the
+        /// [`buffer_staged`] in `$t` for `d = dims` (2 or 3): the bridge with normals from the
         /// buffer `z`, its results written through shared memory in whole sectors.
         ///
         /// # Safety

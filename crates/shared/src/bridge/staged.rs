@@ -1,4 +1,4 @@
-//! The staged buffer kernels' policy (`bridge_staged_dims_f32/f64`, d = 2..=4): at a path count
+//! The staged buffer kernels' policy (`bridge_staged_dims_f32/f64`, d = 2 and 3): at a path count
 //! that is not a multiple of a 32-byte sector's elements (8 f32, 4 f64), every row of the
 //! `[row][path]` output starts inside a sector, so a warp's or a block's slice of a row begins
 //! and ends in sectors that a neighbour writes at another time (partially written sectors;
@@ -23,7 +23,7 @@ use super::{LaunchShape, stack_fits_shared, table_bytes};
 /// Bytes of a sector, the unit of a partial write.
 pub const SECTOR_BYTES: usize = 32;
 
-/// Steps per prefetch group of the staged kernels for `2 ≤ d ≤ 4` (`bridge_staged_dims_*`): a
+/// Steps per prefetch group of the staged kernels for `d` = 2, 3 (`bridge_staged_dims_*`): a
 /// group makes up to `2·STAGED_DIMS_PIPELINE·d` rows (increments), which the staging rows hold
 /// (12 at d = 3: 12 KiB at 128 threads, within 48 KiB with the stack and the strategy).
 pub const STAGED_DIMS_PIPELINE: usize = 2;
@@ -85,22 +85,36 @@ impl LaunchShape {
         self.paths.div_ceil(self.staged_own().max(1))
     }
 
-    /// Bytes of a staged launch's dynamic shared memory: the stack of `slots·d·block` elements
-    /// of `lanes·elem` bytes, the strategy ([`table_bytes`]), [`LaunchShape::staged_rows`] staging rows of
-    /// `block·lanes` elements, and their row numbers (`u32`).
+    /// Bytes of dynamic shared memory a staged launch uses: the stack of `slots·d·block`
+    /// elements of `lanes·elem` bytes, the strategy ([`table_bytes`]),
+    /// [`LaunchShape::staged_rows`] staging rows of `block·lanes` elements, and their row numbers
+    /// (`u32`).
     #[inline(always)]
-    pub fn staged_shared_bytes(&self) -> usize {
+    pub fn staged_used_bytes(&self) -> usize {
         let lane = self.elem * self.staged_lanes();
         let stack = (self.slots * self.dims * self.block * lane).div_ceil(16) * 16;
         let rows = self.staged_rows();
         stack + table_bytes(self.steps, self.elem) + rows * self.block * lane + rows * 4
     }
 
+    /// Bytes of dynamic shared memory a staged launch asks for: [`LaunchShape::staged_used_bytes`],
+    /// except f64 at d = 3, which reserves [`STAGED_SHARED_LIMIT`] (48 KiB, the rest unused)
+    /// so that at most four blocks share an SM: on the H100 four gave 89.9% of copy on the paper
+    /// problem at an odd count and five (its 40 KiB and 88 registers allow them) 87.3%.
+    #[inline(always)]
+    pub fn staged_shared_bytes(&self) -> usize {
+        let used = self.staged_used_bytes();
+        if self.elem == 8 && self.dims == 3 { used.max(STAGED_SHARED_LIMIT) } else { used }
+    }
+
     /// Whether a buffer launch takes a staged kernel (`bridge_staged_dims_*`): the specialised
-    /// path (`LaunchShape::buffer_fast`) at d = 2..=4, a path count that is not a multiple of a
+    /// path (`LaunchShape::buffer_fast`) at d = 2 or 3 (a d = 4 instance in the same entry took
+    /// 124 registers where d = 2 and 3 take 62 in f32, and d = 4 fits 48 KiB only below 128
+    /// threads; it keeps the unstaged kernels), a path count that is not a multiple of a
     /// sector's elements in f64 and an odd one in f32 (where the staged kernels were measured
     /// faster; whole sectors per row, or even f32 counts: the unstaged kernels stay), more
-    /// threads than the halo, [`LaunchShape::staged_shared_bytes`] within
+    /// threads than the halo, a whole number of warps (each warp writes whole rows out),
+    /// [`LaunchShape::staged_used_bytes`] within
     /// [`STAGED_SHARED_LIMIT`], and `rows·paths + 2^13 ≤ 2^32` (the spans' 32-bit ends).
     #[inline(always)]
     pub fn buffer_staged(&self) -> bool {
@@ -110,11 +124,12 @@ impl LaunchShape {
             !self.paths.is_multiple_of(self.sector_elems())
         };
         self.buffer_fast()
-            && self.dims >= 2
+            && (2..=3).contains(&self.dims)
             && split
             && stack_fits_shared(self.slots, self.dims, self.block)
             && self.block > self.staged_halo()
-            && self.staged_shared_bytes() <= STAGED_SHARED_LIMIT
+            && self.block.is_multiple_of(32)
+            && self.staged_used_bytes() <= STAGED_SHARED_LIMIT
             && (self.steps as u64 * self.dims as u64).saturating_mul(self.paths as u64) + (1 << 13) <= 1u64 << 32
     }
 
@@ -145,11 +160,18 @@ mod tests {
         assert_eq!(d3.staged_blocks(), 1_439_745usize.div_ceil(248));
         // 7·3·128·8 stack + 64·64 table + 12·256·4 staging rows + 48 bytes of row numbers.
         assert_eq!(d3.staged_shared_bytes(), 21_504 + 4_096 + 12 * 1024 + 48);
+        assert_eq!(d3.staged_used_bytes(), d3.staged_shared_bytes());
         assert!(d3.buffer_staged() && d3.buffer_staged_at(0x7000_0000));
         assert!(!d3.buffer_staged_at(0x7000_0010), "a sub-slice not 32-byte aligned");
         let d3f64 = sh(64, 3, 7, 128, 1_439_745, 8);
         assert_eq!((d3f64.staged_lanes(), d3f64.staged_halo(), d3f64.staged_own()), (1, 3, 125));
         assert!(d3f64.buffer_staged());
+        // f64 at d = 3 uses 7·3·128·8 + 64·96 + 12·1024 + 48 bytes and asks for 48 KiB (four
+        // blocks per SM); at d = 2 it asks for what it uses.
+        assert_eq!(d3f64.staged_used_bytes(), 21_504 + 6_144 + 12 * 1024 + 48);
+        assert_eq!(d3f64.staged_shared_bytes(), 48 * 1024);
+        let d2f64 = sh(64, 2, 7, 128, 1_439_745, 8);
+        assert_eq!(d2f64.staged_shared_bytes(), d2f64.staged_used_bytes());
         // Whole sectors per row, or an even f32 count: the unstaged kernels.
         assert!(!sh(64, 3, 7, 128, 1_439_744, 4).buffer_staged());
         assert!(!sh(64, 3, 7, 128, 1_439_746, 4).buffer_staged(), "2 mod 4 in f32: unstaged");
@@ -157,26 +179,30 @@ mod tests {
         assert!(!sh(64, 3, 7, 128, 1_439_748, 8).buffer_staged());
         assert!(sh(64, 3, 7, 128, 1_439_746, 8).buffer_staged(), "2 mod 4 in f64: staged");
         assert!(sh(64, 2, 7, 128, 1001, 4).buffer_staged() && sh(64, 2, 7, 128, 1001, 8).buffer_staged());
-        // d = 4: 28 KiB of stack + 16 staging rows pass 48 KiB; d = 5 is not on the fast path.
+        // d = 4 never stages (at 128 threads 28 KiB of stack + 16 staging rows would pass 48
+        // KiB; at 32 they fit, but the unstaged kernels take it); d = 5 is not on the fast path.
         assert!(!sh(64, 4, 7, 128, 1001, 4).buffer_staged());
+        assert!(!sh(64, 4, 7, 32, 1001, 4).buffer_staged() && !sh(64, 4, 7, 32, 1001, 8).buffer_staged());
         assert!(!sh(64, 5, 7, 32, 1001, 4).buffer_staged());
         // Too large a block for 48 KiB, a stack too large for shared memory.
         assert!(!sh(64, 3, 7, 512, 1001, 4).buffer_staged());
+        // Not a whole number of warps (a warp writes whole rows out).
+        assert!(sh(64, 3, 7, 96, 1001, 4).buffer_staged() && !sh(64, 3, 7, 100, 1001, 4).buffer_staged());
         assert!(!sh(64, 3, 17, 128, 1001, 4).buffer_staged());
         assert!(!sh(64, 2, 7, 32, (1 << 25) - 1, 4).buffer_staged(), "rows·d·paths near 2^32");
     }
 
     /// A CPU emulation of the staged write-out (`StagedSink::flush` in the kernel crate): for
-    /// each row, block and thread, the elements its two chunks write (8-byte chunks in f32,
-    /// elements in f64, split into elements at a span's ends), checked to be written exactly
-    /// once over the grid (so two chunks per thread suffice), only from paths the block computed
-    /// (and that exist), and — inside a row, away from its two end sectors — only as whole
-    /// sectors from one block.
+    /// each row, block and lane, the elements its 16-byte chunks write (4 f32, 2 f64; a warp
+    /// takes whole rows, its lanes the span's chunks in turn, split into elements at a span's
+    /// ends), checked to be written exactly once over the grid, only from paths the block
+    /// computed (and that exist), and — inside a row, away from its two end sectors — only as
+    /// whole sectors from one block.
     fn emulate(paths: u32, rows: u32, dims: usize, block: usize, elem: usize) {
         let shape = sh(rows as usize, dims, 7, block, paths as usize, elem);
         let (own, lanes) = (shape.staged_own() as u32, shape.staged_lanes() as u32);
-        // The kernels' chunks: 8 bytes (F32x2), one f64.
-        let (sector, vec) = (shape.sector_elems() as u32, if elem == 4 { lanes } else { 1 });
+        // The kernels' chunks: 16 bytes.
+        let (sector, vec) = (shape.sector_elems() as u32, 16 / elem as u32);
         let computed = block as u32 * lanes;
         let total = (rows * paths) as usize;
         let mut writer = vec![u32::MAX; total];
@@ -186,15 +212,12 @@ mod tests {
             for b in 0..shape.staged_blocks() as u32 {
                 let lo = row_start + b * own;
                 let (start, end) = staged_span(row_start, paths, b, own, sector);
-                // The kernel's write-out: thread t writes chunks start/vec + t and + t + block
-                // (8-byte chunks in f32, elements in f64), element by element where a chunk
-                // is not inside the span.
-                for t in 0..block as u32 {
-                    for c in 0..2 {
-                        let e0 = (start / vec + t + c * block as u32) * vec;
-                        if e0 >= end {
-                            continue;
-                        }
+                // The kernel's write-out: lane l of the row's warp writes the chunks
+                // start/vec·vec + (l + 32·j)·vec, element by element where a chunk is not inside
+                // the span.
+                for l in 0..32 {
+                    let mut e0 = start / vec * vec + l * vec;
+                    while e0 < end {
                         for e in e0..e0 + vec {
                             if e < start || e >= end {
                                 continue;
@@ -205,6 +228,7 @@ mod tests {
                             writes[e as usize] += 1;
                             writer[e as usize] = b;
                         }
+                        e0 += 32 * vec;
                     }
                 }
             }
