@@ -617,8 +617,9 @@ fn bridge_unaligned_slices_gpu_equal_cpu() -> Result<(), TestCaseError> {
 }
 
 /// The buffer kernels at any path count. d = 3 (64 steps): each shape's kernel checked first
-/// (staged exactly where the count splits sectors: odd in f32, not a multiple of 4 in f64),
-/// then GPU = CPU for f32 and f64, points and increments, at 32 and 128 threads. The
+/// (staged exactly where the count splits sectors: not a multiple of 8 in f32, of 4 in f64),
+/// then GPU = CPU for f32 and f64, points and increments, at 32 and 128 threads; d = 2 (f32
+/// staged at odd counts only) at 128 and d = 4 (never staged) at 32 threads likewise. The
 /// benchmark's problem shape (d = 1, bisection, 64 steps; never staged): path counts of every
 /// residue mod 8, small counts (one block, a partial last quad, fewer paths than a sector) and
 /// block sizes 32, 128, 256.
@@ -636,8 +637,18 @@ fn bridge_staged_shapes_gpu_equal_cpu() -> Result<(), TestCaseError> {
     let d3 = Plan::new(&random_spec(11, 63, 3, 0))?;
     let counts3 = [1usize, 3, 247, 248, 249, 20_001, 20_002, 20_003, 20_004, 20_005];
     for &paths in &counts3 {
-        assert_eq!(d3.launch_shape::<f32>(128, paths).buffer_staged(), paths % 2 != 0, "d = 3 f32 {paths}");
+        assert_eq!(d3.launch_shape::<f32>(128, paths).buffer_staged(), paths % 8 != 0, "d = 3 f32 {paths}");
         assert_eq!(d3.launch_shape::<f64>(128, paths).buffer_staged(), paths % 4 != 0, "d = 3 f64 {paths}");
+    }
+    // d = 2: f32 staged at odd counts only; d = 4 never.
+    let d2 = Plan::new(&random_spec(12, 63, 2, 0))?;
+    let d4 = Plan::new(&random_spec(13, 31, 4, 0))?;
+    for &paths in &counts3 {
+        assert_eq!(d2.launch_shape::<f32>(128, paths).buffer_staged(), paths % 2 != 0, "d = 2 f32 {paths}");
+        assert_eq!(d2.launch_shape::<f64>(128, paths).buffer_staged(), paths % 4 != 0, "d = 2 f64 {paths}");
+        assert!(
+            !d4.launch_shape::<f32>(32, paths).buffer_staged() && !d4.launch_shape::<f64>(32, paths).buffer_staged()
+        );
     }
     let gpu = gpu_or_skip!();
     // Both precisions, paths and increments, of `plan` at every count and block.
@@ -656,5 +667,7 @@ fn bridge_staged_shapes_gpu_equal_cpu() -> Result<(), TestCaseError> {
         Ok(())
     };
     every(&d3, &counts3, &[32, 128])?;
+    every(&d2, &counts3, &[128])?;
+    every(&d4, &counts3, &[32])?;
     every(&plan, &counts, &[32, 128, 256])
 }

@@ -420,8 +420,9 @@ impl<'g> Bridge<'g> {
 
     /// The kernel a buffer-source generation of `paths` with `plan` launches at this block size
     /// into whole allocations: where staging is on ([`Bridge::with_staging`]) and
-    /// `LaunchShape::buffer_staged` holds (d = 2..=4 on the specialised path, a path count that
-    /// splits sectors: not a multiple of 4 in f64, odd in f32; the staging rows within 48 KiB;
+    /// `LaunchShape::buffer_staged` holds (d = 2 or 3 on the specialised path, a path count that
+    /// splits sectors: not a multiple of 4 in f64, of 8 in f32, odd in f32 at d = 2; the staging
+    /// rows within 48 KiB; the block a whole number of warps;
     /// buffers not 32-byte aligned take the unstaged kernels) [`Variant::BufferStagedDims`]; else [`Variant::BufferDims`] for `2 ≤ d ≤ 4`
     /// on the specialised path (`LaunchShape::buffer_fast`), [`Variant::Buffer`] otherwise.
     pub fn buffer_variant<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize) -> Variant {

@@ -1,5 +1,5 @@
 //! The staged buffer kernels (`bridge_staged_dims_f32/f64`, d = 2 and 3, a path count that is
-//! not a multiple of a sector's elements in f64 or odd in f32; `LaunchShape::buffer_staged`):
+//! not a multiple of a sector's elements, in f32 at d = 2 an odd one; `LaunchShape::buffer_staged`):
 //! the generator of the specialised path ([`run_small`], the same steps and arithmetic) with its
 //! results written through shared memory so that every sector of a row's interior has one
 //! writing block (`lockstep_shared::bridge::staged_span`). Block `b` computes paths `b·own ..

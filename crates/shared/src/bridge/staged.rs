@@ -13,10 +13,12 @@
 //! sector (shared with the neighbouring rows) can be partial.
 //!
 //! The kernels decide with the same [`LaunchShape`] methods as the launcher. They are taken where
-//! they were measured faster (H100, 2026-11-26): f64 at d = 3 (89% of copy against 81–85%
-//! unstaged) and f32 at d = 3 with an odd count (78% against 67%); at d = 1, and for f32 counts
-//! that are even, the unstaged kernels were as fast or faster (a d = 1 staged kernel was built,
-//! measured slower at every count and removed).
+//! they were measured faster (H100, paper problem, % of copy, paths / increments;
+//! bench/results/bridge-anypaths-2026-11-27.md): f64 at d = 2 and 3 (89 / 89 at d = 3 against
+//! 81–85 unstaged), f32 at d = 3 at every count that is not a multiple of 8 (90 / 86–90 against
+//! 67 odd, 79–84 even unstaged) and at d = 2 at odd counts (86 / 82 against 74 / 72); f32 at
+//! d = 2 with an even count keeps the unstaged kernels (84–87 against 74 / 70 staged), and d = 1
+//! all of them (a d = 1 staged kernel was built, measured slower at every count and removed).
 
 use super::{LaunchShape, stack_fits_shared, table_bytes};
 
@@ -111,14 +113,15 @@ impl LaunchShape {
     /// path (`LaunchShape::buffer_fast`) at d = 2 or 3 (a d = 4 instance in the same entry took
     /// 124 registers where d = 2 and 3 take 62 in f32, and d = 4 fits 48 KiB only below 128
     /// threads; it keeps the unstaged kernels), a path count that is not a multiple of a
-    /// sector's elements in f64 and an odd one in f32 (where the staged kernels were measured
-    /// faster; whole sectors per row, or even f32 counts: the unstaged kernels stay), more
+    /// sector's elements (8 f32, 4 f64), except f32 at d = 2, staged at odd counts only (where
+    /// the staged kernels were measured faster, see the module; whole sectors per row: the
+    /// unstaged kernels stay), more
     /// threads than the halo, a whole number of warps (each warp writes whole rows out),
     /// [`LaunchShape::staged_used_bytes`] within
     /// [`STAGED_SHARED_LIMIT`], and `rows·paths + 2^13 ≤ 2^32` (the spans' 32-bit ends).
     #[inline(always)]
     pub fn buffer_staged(&self) -> bool {
-        let split = if self.elem == 4 {
+        let split = if self.elem == 4 && self.dims == 2 {
             !self.paths.is_multiple_of(2)
         } else {
             !self.paths.is_multiple_of(self.sector_elems())
@@ -172,10 +175,13 @@ mod tests {
         assert_eq!(d3f64.staged_shared_bytes(), 48 * 1024);
         let d2f64 = sh(64, 2, 7, 128, 1_439_745, 8);
         assert_eq!(d2f64.staged_shared_bytes(), d2f64.staged_used_bytes());
-        // Whole sectors per row, or an even f32 count: the unstaged kernels.
+        // Whole sectors per row: the unstaged kernels; f32 at d = 3 stages every other count,
+        // at d = 2 odd counts only.
         assert!(!sh(64, 3, 7, 128, 1_439_744, 4).buffer_staged());
-        assert!(!sh(64, 3, 7, 128, 1_439_746, 4).buffer_staged(), "2 mod 4 in f32: unstaged");
-        assert!(!sh(64, 3, 7, 128, 1_439_748, 4).buffer_staged(), "4 mod 8 in f32: unstaged");
+        assert!(sh(64, 3, 7, 128, 1_439_746, 4).buffer_staged(), "2 mod 4 in f32, d = 3: staged");
+        assert!(sh(64, 3, 7, 128, 1_439_748, 4).buffer_staged(), "4 mod 8 in f32, d = 3: staged");
+        assert!(!sh(64, 2, 7, 128, 1_439_746, 4).buffer_staged(), "even f32 count, d = 2: unstaged");
+        assert!(!sh(64, 2, 7, 128, 1_439_748, 4).buffer_staged(), "even f32 count, d = 2: unstaged");
         assert!(!sh(64, 3, 7, 128, 1_439_748, 8).buffer_staged());
         assert!(sh(64, 3, 7, 128, 1_439_746, 8).buffer_staged(), "2 mod 4 in f64: staged");
         assert!(sh(64, 2, 7, 128, 1001, 4).buffer_staged() && sh(64, 2, 7, 128, 1001, 8).buffer_staged());
