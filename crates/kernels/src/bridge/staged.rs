@@ -233,8 +233,9 @@ unsafe fn staged_group<L: StagedLanes, const D: usize, const P: usize>(
 ) {
     let slot = |i: u32| stack + i * stride;
     const { assert!(P <= 8) };
-    // The P steps written out (a closure called from this function's two inlined copies was
-    // left out of line by LLVM, its operands in local memory).
+    // The P steps written out by a macro, not `unrolled`'s closure (with two inlined copies of
+    // this body, measured as "two groups per pass", LLVM left that closure out of line and
+    // passed its operands through local memory).
     macro_rules! each {
         ($($j:literal)*) => {$(
             if P > $j {
@@ -277,6 +278,13 @@ pub(super) unsafe fn run_small_staged<L: StagedLanes, const D: usize, const P: u
     let full = steps / P * P;
     let mut s = 0;
     if full > 0 {
+        // The next group's normals are loaded before the current group is computed, and
+        // unconditionally: the last group loads its own rows again (unused; the normals here are
+        // plain buffer loads, `PairNormals` and `BufferNormals32`, so reading a row twice
+        // changes nothing). With the load under `if s + P < full`, the loaded registers merged
+        // with the old ones at the `if`'s end and ptxas put that merge's moves right after the
+        // loads, so every group waited there for its own prefetch (42% of the stall samples,
+        // ncu on the H100, bench/results/bridge-anypaths-2026-11-27.md).
         let mut next = prefetch::<L, D, P>(&table, z, 0);
         while s < full {
             let cur = next;

@@ -115,9 +115,8 @@ impl LaunchShape {
     /// threads; it keeps the unstaged kernels), a path count that is not a multiple of a
     /// sector's elements (8 f32, 4 f64), except f32 at d = 2, staged at odd counts only (where
     /// the staged kernels were measured faster, see the module; whole sectors per row: the
-    /// unstaged kernels stay), more
-    /// threads than the halo, a whole number of warps (each warp writes whole rows out),
-    /// [`LaunchShape::staged_used_bytes`] within
+    /// unstaged kernels stay), more threads than the halo, a whole number of warps (each warp
+    /// writes whole rows out), [`LaunchShape::staged_used_bytes`] within
     /// [`STAGED_SHARED_LIMIT`], and `rows·paths + 2^13 ≤ 2^32` (the spans' 32-bit ends).
     #[inline(always)]
     pub fn buffer_staged(&self) -> bool {
