@@ -2,7 +2,7 @@
 //!
 //! The special registers (`%tid`, `%ctaid`, `%ntid`, `%nctaid`) are read through
 //! `core::arch::nvptx` (pure reads, which LLVM may hoist out of loops), and `%tid.x` also by an
-//! `asm` statement that stays where it is written ([`reread_thread_idx_x`]). Indices are `u32`
+//! `asm` statement that stays where it is written (`reread_thread_idx_x`). Indices are `u32`
 //! as in CUDA and `cuda_std`.
 
 #[cfg(target_arch = "nvptx64")]
