@@ -136,7 +136,7 @@ pub enum Variant {
     /// `bridge_dims_*`: normals from a buffer, `2 ≤ d ≤ 4` on the specialised path (see
     /// [`Bridge::buffer_variant`]).
     BufferDims,
-    /// `bridge_staged_dims_*`: normals from a buffer, `2 ≤ d ≤ 4`, results written through
+    /// `bridge_staged_dims_*`: normals from a buffer, d = 2 or 3, results written through
     /// shared memory in whole sectors at path counts that split sectors
     /// (`LaunchShape::buffer_staged`; see [`Bridge::buffer_variant`]).
     BufferStagedDims,

@@ -269,7 +269,7 @@ impl<'g> Bridge<'g> {
         }
     }
 
-    /// Normals from the buffer `z`: `bridge_staged_dims_*` (d = 2..=4) where staging is on and
+    /// Normals from the buffer `z`: `bridge_staged_dims_*` (d = 2 or 3) where staging is on and
     /// `LaunchShape::buffer_staged_at` holds (a path count that splits sectors, 32-byte aligned
     /// buffers), `bridge_dims_*` for `2 ≤ d ≤ 4` on the specialised
     /// path, else `bridge_*`, with one, two or four paths per thread as the shape and the
@@ -281,11 +281,12 @@ impl<'g> Bridge<'g> {
         if variant == Variant::BufferStagedDims && l.shape.buffer_staged_at(addrs) {
             let blocks = l.shape.staged_blocks() as u64;
             let grid = Grid1d::for_len(blocks * self.block_size() as u64, self.block_size())?;
-            // Stack, strategy and staging rows: ≤ 48 KiB (`buffer_staged` checked it).
+            // Stack, strategy and staging rows: ≤ 48 KiB (`buffer_staged` checked what they use;
+            // f64 at d = 3 asks for exactly 48 KiB, `staged_shared_bytes`).
             let shared_bytes = shared_u32(l.shape.staged_shared_bytes())?;
             // The kernels: `bridge_staged_dims_f32/f64(coef, idx, steps, dims, slots, chol,
             // start, increments, z, out, paths)` (the list of `bridge_dims_*`, from `dims_args`),
-            // d = 2..=4; one validated Plan, z and out (N+1)·d·paths.
+            // d = 2 or 3; one validated Plan, z and out (N+1)·d·paths.
             // SAFETY: as above; buffer_staged_at holds (checked: 32-byte aligned buffers), the
             // grid has staged_blocks blocks and the shared memory staged_shared_bytes.
             return unsafe { k.staged_dims.launch(self.gpu(), grid, shared_bytes, l.dims_args(z)) };
