@@ -122,33 +122,38 @@ store_global! {
     store_global_f32(f32, f32), 4, "st.global.f32"
 }
 
-/// `base[i..i + 2] = v` in global memory as one 8-byte access (`st.global.v2.f32`).
-///
-/// # Safety
-/// As [`store_global_i16`], for two elements, `base + i` 8-byte aligned.
-#[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-pub unsafe fn store_global_v2_f32(base: *mut f32, i: u32, v: [f32; 2]) {
-    // SAFETY: the caller guarantees a valid, aligned global address.
-    unsafe {
-        asm!("{{ .reg .u64 sa; mul.wide.u32 sa, {i}, 4; add.s64 sa, sa, {b}; cvta.to.global.u64 sa, sa; st.global.v2.f32 [sa], {{{x}, {y}}}; }}",
-            x = in(reg32) v[0], y = in(reg32) v[1], i = in(reg32) i, b = in(reg64) base, options(nostack, preserves_flags))
+/// A store of two elements `v` at element `i` of `base` as one `$bytes`-byte access: the address
+/// formed in the asm block, then `$st [sa], {x, y}` (`$reg`: the elements' register class).
+macro_rules! store_global_v2 {
+    ($(#[$doc:meta])* $name:ident($elem:ty), $size:literal, $st:literal, $reg:ident) => {
+        $(#[$doc])*
+        #[cfg(target_arch = "nvptx64")]
+        #[inline(always)]
+        pub unsafe fn $name(base: *mut $elem, i: u32, v: [$elem; 2]) {
+            // SAFETY: the caller guarantees a valid, aligned global address.
+            unsafe {
+                asm!(concat!("{{ .reg .u64 sa; mul.wide.u32 sa, {i}, ", $size, "; add.s64 sa, sa, {b}; cvta.to.global.u64 sa, sa; ", $st, " [sa], {{{x}, {y}}}; }}"),
+                    x = in($reg) v[0], y = in($reg) v[1], i = in(reg32) i, b = in(reg64) base, options(nostack, preserves_flags))
+            };
+        }
     };
 }
 
-/// `base[i..i + 2] = v` in global memory as one 16-byte access (`st.global.v2.f64`, SASS
-/// `STG.E.128`).
-///
-/// # Safety
-/// As [`store_global_i16`], for two `f64`, `base + i` 16-byte aligned.
-#[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-pub unsafe fn store_global_v2_f64(base: *mut f64, i: u32, v: [f64; 2]) {
-    // SAFETY: the caller guarantees a valid, aligned global address.
-    unsafe {
-        asm!("{{ .reg .u64 sa; mul.wide.u32 sa, {i}, 8; add.s64 sa, sa, {b}; cvta.to.global.u64 sa, sa; st.global.v2.f64 [sa], {{{x}, {y}}}; }}",
-            x = in(reg64) v[0], y = in(reg64) v[1], i = in(reg32) i, b = in(reg64) base, options(nostack, preserves_flags))
-    };
+store_global_v2! {
+    /// `base[i..i + 2] = v` in global memory as one 8-byte access (`st.global.v2.f32`).
+    ///
+    /// # Safety
+    /// As [`store_global_i16`], for two elements, `base + i` 8-byte aligned.
+    store_global_v2_f32(f32), 4, "st.global.v2.f32", reg32
+}
+
+store_global_v2! {
+    /// `base[i..i + 2] = v` in global memory as one 16-byte access (`st.global.v2.f64`, SASS
+    /// `STG.E.128`).
+    ///
+    /// # Safety
+    /// As [`store_global_i16`], for two `f64`, `base + i` 16-byte aligned.
+    store_global_v2_f64(f64), 8, "st.global.v2.f64", reg64
 }
 
 /// `base[i..i + 4] = v` in global memory as one 16-byte access (`st.global.v4.f32`).
