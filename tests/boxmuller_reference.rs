@@ -5,9 +5,10 @@
 //!
 //! Accuracy is stated per component as `|z − z_ref| / ulp(r)`, in units of the last place of the
 //! pair's radius `r = √(−2 ln u)` (a component's own ulp is meaningless where `cos θ` or `sin θ`
-//! crosses zero). Measured 2026-11-26 on this table: f64 at most 1.63 ulp(r), f32 at most 2.10
-//! ulp(r) (f32 also rounds `u` and the angle to 24 bits, part of its definition); the bounds
-//! below leave a margin and fail on any regression past it.
+//! crosses zero). Measured on this table: f64 at most 1.63 ulp(r) (2026-11-26), f32 at most 2.62
+//! ulp(r) (2026-11-27, stream version 3's angle table; 2.10 with version 2's polynomials; f32
+//! also rounds `u` to 24 bits and reads the angle through f32 table entries, part of its
+//! definition); the bounds below leave a margin and fail on any regression past it.
 
 use lockstep_parity::normal_law;
 use lockstep_shared::bridge::boxmuller::{pair_f32, pair_f64};

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 
 /// The version of lockstep's output streams: the bits of every canonical run. Raised (and
 /// recorded in CHANGELOG.md) whenever a canonical run's bits change on purpose.
-pub const STREAM_VERSION: u32 = 2;
+pub const STREAM_VERSION: u32 = 3;
 
 /// This lockstep's version (the crate's).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -6,7 +6,9 @@
 //! ([`ScheduledBoxMuller`]).
 
 use super::*;
+use lockstep_shared::bridge::boxmuller::{SinCosTable, pair_f32_in, pair_f64};
 use lockstep_shared::bridge::philox::counter;
+use lockstep_shared::bridge::sincos::SINCOS_F32;
 
 /// Values of `T` in the block's shared memory: slot `i` of this thread at `base + i·stride`
 /// (`[slot][thread]`, conflict-free).
@@ -109,6 +111,106 @@ impl<T: BoxMullerLanes> Normals<T> for ScheduledBoxMuller {
     }
 }
 
+/// The angle table of the f32 pair ([`SINCOS_F32`]) copied to the block's shared memory:
+/// entry `i` at `base + 8·i`. Made only by [`NormalsPair::stage`], so `base` is the copy's.
+#[derive(Clone, Copy)]
+pub(super) struct SharedSinCos {
+    base: u32,
+}
+
+impl SinCosTable for SharedSinCos {
+    #[inline(always)]
+    fn entry(&self, i: u32) -> [f32; 2] {
+        // SAFETY: `base` is the 8-byte aligned copy of 512 entries `stage` wrote before its
+        // barrier; `i & 511` stays inside it (the pair's index is below 512 already).
+        unsafe { ld_shared_v2_f32(self.base + 8 * (i & 511)) }
+    }
+}
+
+/// The normals kernel's pair per precision: f32 reads its angle table from a copy in shared
+/// memory (a load there instead of a 2 KiB table in global memory, whose scattered reads cost
+/// one L1 wavefront per distinct line), f64 needs none.
+pub(super) trait NormalsPair: Real {
+    /// What the pair reads (the staged table, or nothing).
+    type Table: Copy;
+    /// Stages the table. Every thread of the block calls it (a barrier inside).
+    fn stage() -> Self::Table;
+    /// The Box–Muller pair of `(w0, w1)`, the bits of `Real::box_muller`.
+    fn pair(w0: u32, w1: u32, table: &Self::Table) -> (Self, Self);
+    /// Whether the kernel stores a pass's rows with [`NormalsPair::store_wide`] (f32: one
+    /// `IMAD.WIDE.U32` per row) or through `o + k·paths` pointers (f64: the wide form gave its
+    /// loop 64 more instructions and took 9% longer on an H100).
+    const WIDE_STORES: bool;
+    /// `*base.add(n·m) = v`, `n·m` taken 64 bits wide (`store_global_wide_*`).
+    ///
+    /// # Safety
+    /// `base + n·m` is in bounds of a global allocation of `Self`; `m·size_of::<Self>()` fits in
+    /// 32 bits.
+    unsafe fn store_wide(base: *mut Self, n: u32, m: u32, v: Self);
+}
+
+impl NormalsPair for f32 {
+    type Table = SharedSinCos;
+    const WIDE_STORES: bool = true;
+    #[inline(always)]
+    fn stage() -> SharedSinCos {
+        /// The table's 16-byte chunks (two entries each).
+        const CHUNKS: u32 = 256;
+        let base = shared_addr(shared_array![BM_SINCOS_F32: [[f32; 2]; 512]]);
+        let src = SINCOS_F32.0.as_ptr() as *const f32;
+        let (t, b) = (thread_idx_x(), block_dim_x());
+        // Each thread's first two chunks are loaded before either is stored, so a block of 128
+        // threads or more waits for one memory latency, not one per chunk (the barrier holds
+        // the whole block until then); the loop copies the rest for smaller blocks.
+        let (c0, c1) = (t, t + b);
+        // SAFETY: chunk c0 < CHUNKS of the 16-byte aligned 4 KiB static (`Aligned16`).
+        let v0 = if c0 < CHUNKS { unsafe { load_global_v4_f32(src, 4 * c0) } } else { [0.0; 4] };
+        // SAFETY: as for c0.
+        let v1 = if c1 < CHUNKS { unsafe { load_global_v4_f32(src, 4 * c1) } } else { [0.0; 4] };
+        if c0 < CHUNKS {
+            // SAFETY: chunk c0 < CHUNKS of the 16-byte aligned shared array of the same size.
+            unsafe { st_shared_v4_f32(base + 16 * c0, v0) };
+        }
+        if c1 < CHUNKS {
+            // SAFETY: as for c0.
+            unsafe { st_shared_v4_f32(base + 16 * c1, v1) };
+        }
+        let mut c = t + 2 * b;
+        while c < CHUNKS {
+            // SAFETY: chunk c < CHUNKS of the static and of the shared array, as above.
+            unsafe { st_shared_v4_f32(base + 16 * c, load_global_v4_f32(src, 4 * c)) };
+            c += b;
+        }
+        sync_threads();
+        SharedSinCos { base }
+    }
+    #[inline(always)]
+    fn pair(w0: u32, w1: u32, table: &SharedSinCos) -> (f32, f32) {
+        pair_f32_in(w0, w1, table)
+    }
+    #[inline(always)]
+    unsafe fn store_wide(base: *mut f32, n: u32, m: u32, v: f32) {
+        // SAFETY: the caller's contract.
+        unsafe { store_global_wide_f32(base, n, m, v) }
+    }
+}
+
+impl NormalsPair for f64 {
+    type Table = ();
+    const WIDE_STORES: bool = false;
+    #[inline(always)]
+    fn stage() {}
+    #[inline(always)]
+    fn pair(w0: u32, w1: u32, _: &()) -> (f64, f64) {
+        pair_f64(w0, w1)
+    }
+    #[inline(always)]
+    unsafe fn store_wide(base: *mut f64, n: u32, m: u32, v: f64) {
+        // SAFETY: the caller's contract.
+        unsafe { store_global_wide_f64(base, n, m, v) }
+    }
+}
+
 /// `out[j·paths + p]` = row `j`'s Box–Muller normal of path `first + p` under `seed`, for
 /// `j < rows`, `p < paths`: rows `4b, 4b+1` are the pair of words 0, 1 of Philox block `b`, rows `4b+2, 4b+3`
 /// that of words 2, 3 (`boxmuller::normal_of_block`).
@@ -116,13 +218,18 @@ impl<T: BoxMullerLanes> Normals<T> for ScheduledBoxMuller {
 /// # Safety
 /// `out` holds `rows·paths` elements; a 1-D grid of at least `paths` threads.
 #[inline(always)]
-unsafe fn normals_bm_philox<T: Real>(rows: u32, seed: u64, first: u64, out: *mut T, paths: u32) {
+unsafe fn normals_bm_philox<T: NormalsPair>(rows: u32, seed: u64, first: u64, out: *mut T, paths: u32) {
+    let table = T::stage();
     let p = index_1d();
     if p >= paths {
         return;
     }
     let k = key(seed);
     let stride = paths as usize;
+    // `paths` in a per-thread register (`threadIdx.x >> 16` is 0, but ptxas cannot know it):
+    // each row's `IMAD.WIDE.U32` then reads it directly instead of a fresh copy of the uniform
+    // register the parameter lives in (seven `MOV`s a pass on sm_90).
+    let n = if T::WIDE_STORES { paths | (reread_thread_idx_x() >> 16) } else { paths };
     let path = first + p as u64;
     let mut o = out.wrapping_add(p as usize);
     let mut j = 0;
@@ -133,39 +240,53 @@ unsafe fn normals_bm_philox<T: Real>(rows: u32, seed: u64, first: u64, out: *mut
     while j + 8 <= rows {
         let w = philox4x32_10(counter(j / 4, path), k);
         let v = philox4x32_10(counter(j / 4 + 1, path), k);
-        let (c0, s0) = T::box_muller(w[0], w[1]);
-        let (c1, s1) = T::box_muller(w[2], w[3]);
-        let (c2, s2) = T::box_muller(v[0], v[1]);
-        let (c3, s3) = T::box_muller(v[2], v[3]);
-        // SAFETY: o = out + j·paths + p with j + 8 ≤ rows.
+        let (c0, s0) = T::pair(w[0], w[1], &table);
+        let (c1, s1) = T::pair(w[2], w[3], &table);
+        let (c2, s2) = T::pair(v[0], v[1], &table);
+        let (c3, s3) = T::pair(v[2], v[3], &table);
+        // SAFETY: o = out + j·paths + p with j + 8 ≤ rows; row k of the pass at o + k·paths.
         unsafe {
             *o = c0;
-            *o.wrapping_add(stride) = s0;
-            *o.wrapping_add(2 * stride) = c1;
-            *o.wrapping_add(3 * stride) = s1;
-            *o.wrapping_add(4 * stride) = c2;
-            *o.wrapping_add(5 * stride) = s2;
-            *o.wrapping_add(6 * stride) = c3;
-            *o.wrapping_add(7 * stride) = s3;
+            if T::WIDE_STORES {
+                T::store_wide(o, n, 1, s0);
+                T::store_wide(o, n, 2, c1);
+                T::store_wide(o, n, 3, s1);
+                T::store_wide(o, n, 4, c2);
+                T::store_wide(o, n, 5, s2);
+                T::store_wide(o, n, 6, c3);
+                T::store_wide(o, n, 7, s3);
+            } else {
+                *o.wrapping_add(stride) = s0;
+                *o.wrapping_add(2 * stride) = c1;
+                *o.wrapping_add(3 * stride) = s1;
+                *o.wrapping_add(4 * stride) = c2;
+                *o.wrapping_add(5 * stride) = s2;
+                *o.wrapping_add(6 * stride) = c3;
+                *o.wrapping_add(7 * stride) = s3;
+            }
         }
         o = o.wrapping_add(8 * stride);
         j += 8;
     }
     while j < rows {
         let w = philox4x32_10(counter(j / 4, path), k);
-        let (c0, s0) = T::box_muller(w[0], w[1]);
-        let (c1, s1) = T::box_muller(w[2], w[3]);
+        let (c0, s0) = T::pair(w[0], w[1], &table);
         // SAFETY: o = out + j·paths + p with j < rows; each further row is checked against rows.
         unsafe {
             *o = c0;
             if j + 1 < rows {
                 *o.wrapping_add(stride) = s0;
             }
-            if j + 2 < rows {
+        }
+        // The second pair only where one of its rows exists (rows is uniform: no divergence).
+        if j + 2 < rows {
+            let (c1, s1) = T::pair(w[2], w[3], &table);
+            // SAFETY: as above.
+            unsafe {
                 *o.wrapping_add(2 * stride) = c1;
-            }
-            if j + 3 < rows {
-                *o.wrapping_add(3 * stride) = s1;
+                if j + 3 < rows {
+                    *o.wrapping_add(3 * stride) = s1;
+                }
             }
         }
         o = o.wrapping_add(4 * stride);

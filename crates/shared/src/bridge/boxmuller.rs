@@ -11,13 +11,18 @@
 //!   generators).
 //! - **ln u** by [`super::normal::ln_f64`] and [`super::normal::ln_f32_parts`] (branch- and
 //!   division-free, about 4e−17 and 2e−8 absolute), `r` by the correctly rounded `sqrt`.
-//! - **θ, exactly reduced**: the quadrant is the top two bits of `w1`; inside it the fraction
+//! - **θ, exactly reduced** (f64): the quadrant is the top two bits of `w1`; inside it the fraction
 //!   `g = (w1 mod 2^30)·2^−30` of a right angle is folded to `[0, 1/2]` with its complement
 //!   `2^30 − (w1 mod 2^30)` taken on the integer (exact), so `sin(g·π/2)` and `cos(g·π/2)` are
 //!   polynomials on `g ∈ [0, 1/2]` (angles up to π/4): `g·S(g²)` and `C(g²)` with the Taylor
 //!   coefficients of `sin`/`cos` at `π/2·g`, rounded from 50 digits (mpmath), truncated where the
-//!   next term is below 1e−19 (f64: 9 and 10 terms) or 2e−9 (f32: 5 and 6 terms). The quadrant
-//!   then swaps and negates exactly.
+//!   next term is below 1e−19 (9 and 10 terms). The quadrant then swaps and negates exactly.
+//! - **θ from a table** (f32, stream version 3): `w1 = 2^23·i + b` exactly, `i` its top 9 bits
+//!   and `b` the low 23 (exact in f32). The pair is the addition formula on
+//!   [`super::sincos::SINCOS_F32`]`[i]` = (cos, sin) of `2π·i/512`, each correctly rounded, and
+//!   `β = b·2π/2^32 ∈ [0, π/256)`: `cos β = 1 − h` with `h ≈ β²/2`, `sin β ≈ β − β³/6` (the next
+//!   terms are below 1e−9 of the result). No quadrant selects, no long polynomials: the table
+//!   costs one 8-byte load, from shared memory in the normals kernel (see [`SinCosTable`]).
 //!
 //! Accuracy against a 50-digit evaluation of the same map (`tests/boxmuller_reference.rs`,
 //! `tests/data/boxmuller_mp.txt`) is stated there in ulps of the result.
@@ -51,11 +56,6 @@ const C64: [f64; 10] = [
     6.565963114979473e-11,
     -5.294400200734623e-13,
 ];
-/// `sin(g·π/2)/g` as a polynomial in `g²` (f32).
-const S32: [f32; 5] = [core::f32::consts::FRAC_PI_2, -0.6459641, 0.079692624, -0.004681754, 0.00016044118];
-/// `cos(g·π/2)` as a polynomial in `g²` (f32).
-const C32: [f32; 6] = [1.0, -1.2337005, 0.2536695, -0.02086348, 0.00091926026, -2.5202042e-5];
-
 /// The angle word split exactly: quadrant (0..4), the folded fraction's integer numerator
 /// `n ≤ 2^29` (`g = n·2^−30`), and whether the fraction was folded (`sin` and `cos` swap).
 #[inline(always)]
@@ -110,42 +110,91 @@ pub fn pair_f64(w0: u32, w1: u32) -> (f64, f64) {
 /// `ln(1 − v)` with `v = 1 − u` formed from `!w0` (rounding `u` itself to f32 would lose `v`).
 const UPPER_W0: u32 = 0xb504_f334;
 
-/// `ln u` for `u = (w0 + 1/2)·2^−32` in f32, branch-free: below [`UPPER_W0`], `u` rounded once
-/// (`fma(f32(w0), 2^−32, 2^−33)`) and split as [`super::normal::ln_f32`] does; from there,
-/// `ln(1 − v)` with `v = fma(f32(!w0), 2^−32, 2^−33)`, so the radius keeps its relative accuracy
-/// as `u → 1` (the smallest radii).
+/// `−2 ln u` (the squared radius) for `u = (w0 + 1/2)·2^−32` in f32, branch-free: below
+/// [`UPPER_W0`], `u` rounded once (`fma(f32(w0), 2^−32, 2^−33)`) and split as
+/// [`super::normal::ln_f32`] does; from there, `ln(1 − v)` with `v = fma(f32(!w0), 2^−32,
+/// 2^−33)`, so the radius keeps its relative accuracy as `u → 1` (the smallest radii). The word
+/// is complemented before the one conversion, so both cases share it; everything is formed at
+/// twice its size (`2u`, `2v`, `m = −2t`: exact) for [`super::normal::neg2_ln_f32_parts`], so the
+/// result is `−2·ln` bit for bit without the product (the tests check it against
+/// `ln_u_f32`, the plain form).
 #[inline(always)]
-fn ln_u_f32(w0: u32) -> f32 {
+fn neg2_ln_u_f32(w0: u32) -> f32 {
     use fmath::f32::mul_add;
-    let upper = w0 >= UPPER_W0;
-    let y = mul_add(w0 as f32, 1.0 / 4_294_967_296.0, 1.0 / 8_589_934_592.0);
-    let bits = y.to_bits();
-    let k = (bits.wrapping_sub(0x3f35_04f3) as i32) >> 23;
-    let t_low = f32::from_bits(bits.wrapping_sub((k as u32) << 23)) - 1.0;
-    let v = mul_add(!w0 as f32, 1.0 / 4_294_967_296.0, 1.0 / 8_589_934_592.0);
     // a select on the bits (a plain `if` became a divergent branch on the GPU)
-    let mask = 0u32.wrapping_sub(upper as u32);
+    let mask = 0u32.wrapping_sub((w0 >= UPPER_W0) as u32);
+    // 2u below UPPER_W0, 2v from there
+    let y2 = mul_add((w0 ^ mask) as f32, 1.0 / 2_147_483_648.0, 1.0 / 4_294_967_296.0);
+    let bits = y2.to_bits();
+    // u = 2^k·f with f in [√½, √2): the exponent of 2u is one more
+    let k = (bits.wrapping_sub(0x3fb5_04f3) as i32) >> 23;
+    let f = f32::from_bits(bits.wrapping_sub((k as u32) << 23).wrapping_sub(1 << 23));
+    let m_low = mul_add(f, -2.0, 2.0); // −2(f − 1), exact
     let k = f32::from_bits((k as f32).to_bits() & !mask);
-    let t = f32::from_bits(((-v).to_bits() & mask) | (t_low.to_bits() & !mask));
-    super::normal::ln_f32_parts(k, t)
+    // m = −2t with t = −v above: 2v
+    let m = f32::from_bits((y2.to_bits() & mask) | (m_low.to_bits() & !mask));
+    super::normal::neg2_ln_f32_parts(k, m)
 }
 
-/// The Box–Muller pair of `(w0, w1)` in f32: `(r·cos θ, r·sin θ)` (its own arithmetic, not the
-/// f64 pair rounded).
+/// Where the f32 pair reads [`super::sincos::SINCOS_F32`]: the constant itself ([`SinCos`]: the
+/// CPU, and GPU kernels that read it from global memory) or a copy of it (a kernel's copy in
+/// shared memory). Every implementation returns entry `i` bit for bit.
+pub trait SinCosTable {
+    /// Entry `i < 512`: `(cos, sin)` of `2π·i/512`.
+    fn entry(&self, i: u32) -> [f32; 2];
+}
+
+/// [`super::sincos::SINCOS_F32`] itself.
+pub struct SinCos;
+
+impl SinCosTable for SinCos {
+    #[inline(always)]
+    fn entry(&self, i: u32) -> [f32; 2] {
+        super::sincos::SINCOS_F32.0[(i & 511) as usize]
+    }
+}
+
+/// `2π/2^32` rounded to f32: the angle of one unit of `w1`.
+const ANGLE_UNIT_F32: f32 = (2.0 * core::f64::consts::PI / 4_294_967_296.0) as f32;
+
+/// `(cos θ, sin θ)` for `θ = 2π·w1/2^32` in f32 by the table (module doc): `w1 = 2^23·i + b`,
+/// `(cos, sin)(2π·i/512 + β)` by the addition formula with `β = b·2π/2^32 ∈ [0, π/256)`,
+/// `cos β = 1 − h`, `h = β²/2`: `cos = ca − sa·sin β − ca·h`, `sin = sa + ca·sin β − sa·h`.
+#[inline(always)]
+pub fn angle_f32(w1: u32, table: &impl SinCosTable) -> (f32, f32) {
+    use fmath::f32::mul_add;
+    let i = w1 >> 23;
+    let beta = (w1 & ((1 << 23) - 1)) as f32 * ANGLE_UNIT_F32; // 23 bits: exact before the product
+    let b2 = beta * beta;
+    let h = b2 * 0.5;
+    let sb = mul_add(b2 * beta, -1.0 / 6.0, beta);
+    let [ca, sa] = table.entry(i);
+    (mul_add(-ca, h, mul_add(-sa, sb, ca)), mul_add(-sa, h, mul_add(ca, sb, sa)))
+}
+
+/// The Box–Muller pair of `(w0, w1)` in f32 with the angle table read from `table`:
+/// `(r·cos θ, r·sin θ)` (its own arithmetic, not the f64 pair rounded).
+#[inline(always)]
+pub fn pair_f32_in(w0: u32, w1: u32, table: &impl SinCosTable) -> (f32, f32) {
+    use fmath::f32::sqrt;
+    let r = sqrt(neg2_ln_u_f32(w0));
+    let (c, s) = angle_f32(w1, table);
+    (r * c, r * s)
+}
+
+/// The Box–Muller pair of `(w0, w1)` in f32: [`pair_f32_in`] on [`SinCos`].
 #[inline(always)]
 pub fn pair_f32(w0: u32, w1: u32) -> (f32, f32) {
-    use fmath::f32::sqrt;
-    let r = sqrt(-2.0 * ln_u_f32(w0));
-    let (q, n, folded) = reduce_angle(w1);
-    polar(r, q, folded, n as f32 * (1.0 / 1_073_741_824.0), &S32, &C32)
+    pair_f32_in(w0, w1, &SinCos)
 }
 
 /// The `mul_add`s in one inlined [`pair_f64`] (its two polynomials and its `ln`'s), for the
 /// census rule in `tests/tidy.rs`.
 pub const FMA_PER_PAIR_F64: usize = S64.len() - 1 + C64.len() - 1 + super::normal::FMA_PER_LN_F64;
 
-/// The `mul_add`s in one inlined [`pair_f32`] (the uniform's two, two polynomials, its `ln`'s).
-pub const FMA_PER_PAIR_F32: usize = 2 + S32.len() - 1 + C32.len() - 1 + super::normal::FMA_PER_LN_F32;
+/// The `mul_add`s in one inlined [`pair_f32`] (the uniform's, `−2(f − 1)`'s, the angle's five,
+/// its `ln`'s).
+pub const FMA_PER_PAIR_F32: usize = 2 + 5 + super::normal::FMA_PER_LN_F32;
 
 /// Row `row`'s normal of the Box–Muller stream of one path: word block `row / 4` of the path's
 /// Philox stream (the same blocks as the Φ⁻¹ stream) gives rows `4b, 4b + 1` from the pair of its
@@ -212,6 +261,31 @@ mod tests {
             let (c32, s32) = pair_f32(w, v);
             assert!((c32 as f64 - r * theta.cos()).abs() <= 3e-6 * (1.0 + r), "{w} {v}: {c32}");
             assert!((s32 as f64 - r * theta.sin()).abs() <= 3e-6 * (1.0 + r), "{w} {v}: {s32}");
+        }
+    }
+
+    /// The plain form of [`neg2_ln_u_f32`] (stream version 2's radius): `ln u` by
+    /// `ln_f32_parts` on `u` or `1 − v`, then `−2·`.
+    fn ln_u_f32(w0: u32) -> f32 {
+        let upper = w0 >= UPPER_W0;
+        let y = fmath::f32::mul_add(w0 as f32, 1.0 / 4_294_967_296.0, 1.0 / 8_589_934_592.0);
+        let v = fmath::f32::mul_add(!w0 as f32, 1.0 / 4_294_967_296.0, 1.0 / 8_589_934_592.0);
+        if upper {
+            super::super::normal::ln_f32_parts(0.0, -v)
+        } else {
+            let bits = y.to_bits();
+            let k = (bits.wrapping_sub(0x3f35_04f3) as i32) >> 23;
+            let t = f32::from_bits(bits.wrapping_sub((k as u32) << 23)) - 1.0;
+            super::super::normal::ln_f32_parts(k as f32, t)
+        }
+    }
+
+    #[test]
+    fn the_squared_radius_is_minus_twice_the_plain_log_bit_for_bit() {
+        let around = |c: u32| c.saturating_sub(4096)..=c.saturating_add(4096);
+        let words = (0..=u32::MAX).step_by(997).chain(around(0)).chain(around(UPPER_W0)).chain(around(u32::MAX));
+        for w in words.chain([1 << 31, (1 << 31) - 1, 0x3f35_04f3, 0x3fb5_04f3]) {
+            assert_eq!(neg2_ln_u_f32(w).to_bits(), (-2.0 * ln_u_f32(w)).to_bits(), "{w:#x}");
         }
     }
 

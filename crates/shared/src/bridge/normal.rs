@@ -164,6 +164,34 @@ pub fn ln_f32_parts(k: f32, t: f32) -> f32 {
     crate::fmath::f32::mul_add(k, core::f32::consts::LN_2, crate::fmath::f32::mul_add(t * t, r, t))
 }
 
+/// `−2·ln_f32_parts(k, t)` bit for bit, from `m = −2t` (the Box–Muller radius `r² = −2 ln u`
+/// without its final product): every quantity of [`ln_f32_parts`] scaled by a power of two,
+/// which commutes with rounding (no value here comes near the subnormals):
+/// `m + 2C = −2(t − C)` (the polynomial's argument), Horner on `R`'s coefficients times
+/// `(−½)^(i+1)` gives `−½·R(t − C)` at every step scaled exactly, `m·m = 4t²`,
+/// `fma(m·m, −½R, m) = −2·fma(t², R, t)` and `fma(k, −2 ln 2, ·)` = `−2·fma(k, ln 2, ·)`.
+/// (`boxmuller`'s tests check the identity on a sample of words.)
+#[inline(always)]
+pub fn neg2_ln_f32_parts(k: f32, m: f32) -> f32 {
+    use crate::fmath::f32::mul_add;
+    let r = horner(&LN_F32_R_NEG_HALF, m + 2.0 * LN_F32_C);
+    mul_add(k, -2.0 * core::f32::consts::LN_2, mul_add(m * m, r, m))
+}
+
+/// [`LN_F32_R`]'s coefficient `i` times `(−½)^(i+1)` (exact: powers of two), for
+/// [`neg2_ln_f32_parts`].
+const LN_F32_R_NEG_HALF: [f32; 8] = {
+    let mut c = LN_F32_R;
+    let mut i = 0;
+    let mut scale = -0.5f32;
+    while i < c.len() {
+        c[i] *= scale;
+        scale *= -0.5;
+        i += 1;
+    }
+    c
+};
+
 /// `ln y` for a positive normal f64 `y` (the f64 generator's `4u(1 − u)`): [`ln_f32`]'s method
 /// in f64 with a degree-18 `R` (absolute error of `ln(1 + t)` about 4e-17) and `ln 2` split in
 /// two for `k·ln 2`. Replaces libm's `log`, whose division and branches cost about 60 SASS
