@@ -128,7 +128,7 @@ impl SinCosTable for SharedSinCos {
 }
 
 /// The normals kernel's pair per precision: f32 reads its angle table from a copy in shared
-/// memory (a load there instead of a 2 KiB table in global memory, whose scattered reads cost
+/// memory (a load there instead of a 4 KiB table in global memory, whose scattered reads cost
 /// one L1 wavefront per distinct line), f64 needs none.
 pub(super) trait NormalsPair: Real {
     /// What the pair reads (the staged table, or nothing).

@@ -9,7 +9,8 @@
 //!   rounded into `u` (so the smallest radii keep their relative accuracy). The radius reaches
 //!   `√(66 ln 2) ≈ 6.77` in both precisions (one 32-bit word per uniform, as the Φ⁻¹
 //!   generators).
-//! - **ln u** by [`super::normal::ln_f64`] and [`super::normal::ln_f32_parts`] (branch- and
+//! - **ln u** by [`super::normal::ln_f64`] and, in f32, `−2 ln u` at once by
+//!   [`super::normal::neg2_ln_f32_parts`] (the bits of `−2·ln_f32_parts`; branch- and
 //!   division-free, about 4e−17 and 2e−8 absolute), `r` by the correctly rounded `sqrt`.
 //! - **θ, exactly reduced** (f64): the quadrant is the top two bits of `w1`; inside it the fraction
 //!   `g = (w1 mod 2^30)·2^−30` of a right angle is folded to `[0, 1/2]` with its complement
