@@ -171,37 +171,19 @@ pub unsafe fn store_global_v4_f32(base: *mut f32, i: u32, v: [f32; 4]) {
     };
 }
 
-/// A store of `v` at element `n·m` of `base` (`$size` bytes each), the product taken 64 bits
-/// wide in the asm block (`mul.wide.u32`: one `IMAD.WIDE.U32` with the store on sm_90), then
-/// `$st [sa], {v}`. The block keeps LLVM from rewriting several offsets of one base as a chain
-/// of 64-bit additions (two instructions each).
-macro_rules! store_global_wide {
-    ($(#[$doc:meta])* $name:ident($elem:ty), $size:literal, $st:literal, $reg:ident) => {
-        $(#[$doc])*
-        #[cfg(target_arch = "nvptx64")]
-        #[inline(always)]
-        pub unsafe fn $name(base: *mut $elem, n: u32, m: u32, v: $elem) {
-            // SAFETY: the caller guarantees a valid, aligned global address.
-            unsafe {
-                asm!(concat!("{{ .reg .u64 sa; mul.wide.u32 sa, {n}, {m}; add.s64 sa, sa, {b}; cvta.to.global.u64 sa, sa; ", $st, " [sa], {v}; }}"),
-                    v = in($reg) v, n = in(reg32) n, m = in(reg32) m * $size, b = in(reg64) base, options(nostack, preserves_flags))
-            };
-        }
+/// `*base.add(n·m) = v` in global memory (`st.global.f32`), the product `n·m·4` taken 64 bits
+/// wide in the asm block (`mul.wide.u32`: one `IMAD.WIDE.U32` with the store on sm_90). The
+/// block keeps LLVM from rewriting several offsets of one base as a chain of 64-bit additions
+/// (two instructions each).
+///
+/// # Safety
+/// As [`store_global_i16`], aligned for `f32`; `m·4` fits in 32 bits.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub unsafe fn store_global_wide_f32(base: *mut f32, n: u32, m: u32, v: f32) {
+    // SAFETY: the caller guarantees a valid, aligned global address.
+    unsafe {
+        asm!("{{ .reg .u64 sa; mul.wide.u32 sa, {n}, {m}; add.s64 sa, sa, {b}; cvta.to.global.u64 sa, sa; st.global.f32 [sa], {v}; }}",
+            v = in(reg32) v, n = in(reg32) n, m = in(reg32) m * 4, b = in(reg64) base, options(nostack, preserves_flags))
     };
-}
-
-store_global_wide! {
-    /// `*base.add(n·m) = v` in global memory (`st.global.f32`), `n·m` taken 64 bits wide.
-    ///
-    /// # Safety
-    /// As [`store_global_i16`], aligned for `f32`; `m·4` fits in 32 bits.
-    store_global_wide_f32(f32), 4, "st.global.f32", reg32
-}
-
-store_global_wide! {
-    /// `*base.add(n·m) = v` in global memory (`st.global.f64`), `n·m` taken 64 bits wide.
-    ///
-    /// # Safety
-    /// As [`store_global_i16`], aligned for `f64`; `m·8` fits in 32 bits.
-    store_global_wide_f64(f64), 8, "st.global.f64", reg64
 }

@@ -137,21 +137,23 @@ pub(super) trait NormalsPair: Real {
     fn stage() -> Self::Table;
     /// The Box–Muller pair of `(w0, w1)`, the bits of `Real::box_muller`.
     fn pair(w0: u32, w1: u32, table: &Self::Table) -> (Self, Self);
-    /// Whether the kernel stores a pass's rows with [`NormalsPair::store_wide`] (f32: one
-    /// `IMAD.WIDE.U32` per row) or through `o + k·paths` pointers (f64: the wide form gave its
-    /// loop 64 more instructions and took 9% longer on an H100).
-    const WIDE_STORES: bool;
-    /// `*base.add(n·m) = v`, `n·m` taken 64 bits wide (`store_global_wide_*`).
+    /// What a pass's row stores need, made once per thread: f32 `paths` in a per-thread
+    /// register (each row one `IMAD.WIDE.U32`), f64 the row stride (`o + k·paths` pointers: the
+    /// wide form gave its loop 64 more instructions and took 9% longer on an H100).
+    type Rows: Copy;
+    /// [`NormalsPair::Rows`] for `paths` paths.
+    fn rows(paths: u32) -> Self::Rows;
+    /// Rows 1..=7 of a pass: `v[k − 1]` at `o + k·paths`.
     ///
     /// # Safety
-    /// `base + n·m` is in bounds of a global allocation of `Self`; `m·size_of::<Self>()` fits in
-    /// 32 bits.
-    unsafe fn store_wide(base: *mut Self, n: u32, m: u32, v: Self);
+    /// `o + 7·paths` is in bounds of the output (a global allocation of `Self`); `rows` is
+    /// `Self::rows(paths)`.
+    unsafe fn store_rows(o: *mut Self, rows: Self::Rows, v: [Self; 7]);
 }
 
 impl NormalsPair for f32 {
     type Table = SharedSinCos;
-    const WIDE_STORES: bool = true;
+    type Rows = u32;
     #[inline(always)]
     fn stage() -> SharedSinCos {
         /// The table's 16-byte chunks (two entries each).
@@ -189,15 +191,26 @@ impl NormalsPair for f32 {
         pair_f32_in(w0, w1, table)
     }
     #[inline(always)]
-    unsafe fn store_wide(base: *mut f32, n: u32, m: u32, v: f32) {
-        // SAFETY: the caller's contract.
-        unsafe { store_global_wide_f32(base, n, m, v) }
+    fn rows(paths: u32) -> u32 {
+        // `threadIdx.x >> 16` is 0, but ptxas cannot know it: `paths` then lives in a per-thread
+        // register each row's `IMAD.WIDE.U32` reads, not in the parameter's uniform register
+        // (a fresh copy of which cost seven `MOV`s a pass on sm_90).
+        paths | (reread_thread_idx_x() >> 16)
+    }
+    #[inline(always)]
+    unsafe fn store_rows(o: *mut f32, n: u32, v: [f32; 7]) {
+        let mut k = 0;
+        while k < 7 {
+            // SAFETY: the caller's contract (row k + 1 ≤ 7 of the pass, `m·4` small).
+            unsafe { store_global_wide_f32(o, n, k as u32 + 1, v[k]) };
+            k += 1;
+        }
     }
 }
 
 impl NormalsPair for f64 {
     type Table = ();
-    const WIDE_STORES: bool = false;
+    type Rows = usize;
     #[inline(always)]
     fn stage() {}
     #[inline(always)]
@@ -205,9 +218,17 @@ impl NormalsPair for f64 {
         pair_f64(w0, w1)
     }
     #[inline(always)]
-    unsafe fn store_wide(base: *mut f64, n: u32, m: u32, v: f64) {
-        // SAFETY: the caller's contract.
-        unsafe { store_global_wide_f64(base, n, m, v) }
+    fn rows(paths: u32) -> usize {
+        paths as usize
+    }
+    #[inline(always)]
+    unsafe fn store_rows(o: *mut f64, stride: usize, v: [f64; 7]) {
+        let mut k = 0;
+        while k < 7 {
+            // SAFETY: the caller's contract (row k + 1 ≤ 7 of the pass).
+            unsafe { *o.wrapping_add((k + 1) * stride) = v[k] };
+            k += 1;
+        }
     }
 }
 
@@ -226,10 +247,7 @@ unsafe fn normals_bm_philox<T: NormalsPair>(rows: u32, seed: u64, first: u64, ou
     }
     let k = key(seed);
     let stride = paths as usize;
-    // `paths` in a per-thread register (`threadIdx.x >> 16` is 0, but ptxas cannot know it):
-    // each row's `IMAD.WIDE.U32` then reads it directly instead of a fresh copy of the uniform
-    // register the parameter lives in (seven `MOV`s a pass on sm_90).
-    let n = if T::WIDE_STORES { paths | (reread_thread_idx_x() >> 16) } else { paths };
+    let rows_at = T::rows(paths);
     let path = first + p as u64;
     let mut o = out.wrapping_add(p as usize);
     let mut j = 0;
@@ -247,23 +265,7 @@ unsafe fn normals_bm_philox<T: NormalsPair>(rows: u32, seed: u64, first: u64, ou
         // SAFETY: o = out + j·paths + p with j + 8 ≤ rows; row k of the pass at o + k·paths.
         unsafe {
             *o = c0;
-            if T::WIDE_STORES {
-                T::store_wide(o, n, 1, s0);
-                T::store_wide(o, n, 2, c1);
-                T::store_wide(o, n, 3, s1);
-                T::store_wide(o, n, 4, c2);
-                T::store_wide(o, n, 5, s2);
-                T::store_wide(o, n, 6, c3);
-                T::store_wide(o, n, 7, s3);
-            } else {
-                *o.wrapping_add(stride) = s0;
-                *o.wrapping_add(2 * stride) = c1;
-                *o.wrapping_add(3 * stride) = s1;
-                *o.wrapping_add(4 * stride) = c2;
-                *o.wrapping_add(5 * stride) = s2;
-                *o.wrapping_add(6 * stride) = c3;
-                *o.wrapping_add(7 * stride) = s3;
-            }
+            T::store_rows(o, rows_at, [s0, c1, s1, c2, s2, c3, s3]);
         }
         o = o.wrapping_add(8 * stride);
         j += 8;
