@@ -9,7 +9,7 @@ use bridge_common::{normals, random_spec};
 use lockstep::bridge::{self as cpu, Output, Plan, Precision, Source};
 use lockstep::bridge::{Bridge, Variant};
 use lockstep_parity::{Bits, assert_bits_eq, config, gpu_or_skip};
-use lockstep_shared::bridge::LaunchShape;
+use lockstep_shared::bridge::{LaunchShape, box_muller_normals_lanes};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
@@ -325,7 +325,8 @@ fn bridge_paper_shape_gpu_equals_cpu() -> Result<(), TestCaseError> {
 /// of 4 or odd and the 16-byte stack fits, else 2 when even, 1 when odd), each shape checked to
 /// take the intended width on the CPU, then GPU = CPU at several block sizes, points and
 /// increments: every residue mod 4 (at odd counts each row's class mod 4 and the partial last
-/// quad) and small counts.
+/// quad) and small counts; then the widths that depend on the output's alignment alone (the
+/// fused Box–Muller pairs, the Box–Muller normals' two paths per thread).
 #[test]
 fn bridge_quads_widths_gpu_equal_cpu() -> Result<(), TestCaseError> {
     let bisection = Plan::new(&lockstep::bridge::BridgeSpec::standard(64))?;
@@ -612,6 +613,23 @@ fn bridge_unaligned_slices_gpu_equal_cpu() -> Result<(), TestCaseError> {
         let mut got = vec![0.0f32; len + 1];
         dout.copy_to(&mut got[..])?;
         check("f32 Box–Muller, out offset", &got[off..off + len], &want, &plan, paths)?;
+    }
+    // The Box–Muller normals alone take two paths per thread at an even count into an 8-byte
+    // aligned output (`box_muller_normals_lanes`); 4 bytes into the allocation, or at an odd
+    // count, one — the same bits every way.
+    for (paths, off, lanes) in [(4_000usize, 0usize, 2u32), (4_000, 1, 1), (4_001, 0, 1), (2, 0, 2), (1, 0, 1)] {
+        let src = Source::PhiloxBoxMuller { seed: 11 };
+        let want = cpu::normals_seq(&plan, src, paths)?;
+        let len = want.len();
+        let dout = DeviceBuffer::from_slice(&vec![0.0f32; len + 1])?;
+        let mut outs = dout.index(off..off + len);
+        let addr = outs.as_device_ptr().as_raw();
+        prop_assert_eq!(box_muller_normals_lanes(paths as u32, 4, addr), lanes, "{} paths at offset {}", paths, off);
+        bridge.normals_on_device(&dp, DeviceSource::PhiloxBoxMuller { seed: 11 }, paths, &mut outs)?;
+        gpu.synchronize()?;
+        let mut got = vec![0.0f32; len + 1];
+        dout.copy_to(&mut got[..])?;
+        check("f32 Box–Muller normals, out offset", &got[off..off + len], &want, &plan, paths)?;
     }
     Ok(())
 }

@@ -275,16 +275,15 @@ fn no_test_is_ignored() {
 /// Most inlined copies of the generators' Φ⁻¹ in one normals-alone kernel (see below).
 const MAX_NORMAL_COPIES: usize = 64;
 
-/// Box–Muller pairs the normals kernels inline: a pass of two Philox blocks (four pairs) and a
-/// one-block tail (two).
-const BM_PAIRS_INLINED: usize = 6;
-
-/// The fma count of one inlined Box–Muller pair for the Box–Muller normals kernels.
-fn boxmuller_fma_per_pair(kernel: &str) -> Option<usize> {
+/// The fma count of one inlined Box–Muller pair for the Box–Muller normals kernels, and the
+/// pairs each inlines: one path per thread, a pass of two Philox blocks (four pairs) and a
+/// one-block tail (two); f32 also two paths per thread (`normals_bm_philox_pairs`), a pass of
+/// one block of each path (four) and a tail of both blocks (four).
+fn boxmuller_fma_per_pair(kernel: &str) -> Option<(usize, usize)> {
     use lockstep_shared::bridge::boxmuller::{FMA_PER_PAIR_F32, FMA_PER_PAIR_F64};
     match kernel.strip_prefix("normals_bm_philox_")? {
-        "f32" => Some(FMA_PER_PAIR_F32),
-        "f64" => Some(FMA_PER_PAIR_F64),
+        "f32" => Some((FMA_PER_PAIR_F32, 6 + 8)),
+        "f64" => Some((FMA_PER_PAIR_F64, 6)),
         _ => None,
     }
 }
@@ -340,18 +339,12 @@ fn check_kernel_census(f: &lockstep_ptx_builder::census::FunctionCensus) {
     // exactly `FMA_PER_NORMAL_*` fma per inlined copy, at most `MAX_NORMAL_COPIES` copies
     // (census of 2026-11-22: 1). Any other fma (a contraction, a stray `mul_add`) breaks the
     // multiple or the bound.
-    // The Box–Muller normals kernels: `mul_add` in the uniform (f32), both angle
-    // polynomials and the `ln` — exactly `FMA_PER_PAIR_*` per inlined pair, exactly
-    // `BM_PAIRS_INLINED` pairs (a missing or stray fma, or another copy, breaks the count),
-    // nothing approximate or flushed.
-    if let Some(per) = boxmuller_fma_per_pair(kernel) {
+    // The Box–Muller normals kernels: `mul_add` in the uniform (f32), the angle and the `ln`
+    // — exactly `FMA_PER_PAIR_*` per inlined pair, exactly the pairs its bodies inline (a
+    // missing or stray fma, or another copy, breaks the count), nothing approximate or flushed.
+    if let Some((per, pairs)) = boxmuller_fma_per_pair(kernel) {
         assert_eq!((f.approx, f.ftz), (0, 0), "{kernel}: approx/ftz in an exact kernel: {f:?}");
-        assert_eq!(
-            f.fma,
-            BM_PAIRS_INLINED * per,
-            "{kernel}: {} fma, not {BM_PAIRS_INLINED} pairs × {per}: {f:?}",
-            f.fma
-        );
+        assert_eq!(f.fma, pairs * per, "{kernel}: {} fma, not {pairs} pairs × {per}: {f:?}", f.fma);
         return;
     }
     if let Some(per) = normal_fma_per_copy(kernel) {

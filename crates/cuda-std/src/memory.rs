@@ -171,6 +171,21 @@ pub unsafe fn store_global_v4_f32(base: *mut f32, i: u32, v: [f32; 4]) {
     };
 }
 
+/// `base[n·m], base[n·m + 1] = v` in global memory as one 8-byte `st.global.v2.f32`, the offset
+/// `n·m·4` formed 64 bits wide as in [`store_global_wide_f32`].
+///
+/// # Safety
+/// As [`store_global_i16`], for two elements, `base + n·m` 8-byte aligned; `m·4` fits in 32 bits.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub unsafe fn store_global_wide_v2_f32(base: *mut f32, n: u32, m: u32, v: [f32; 2]) {
+    // SAFETY: the caller guarantees a valid, aligned global address.
+    unsafe {
+        asm!("{{ .reg .u64 sa; mul.wide.u32 sa, {n}, {m}; add.s64 sa, sa, {b}; cvta.to.global.u64 sa, sa; st.global.v2.f32 [sa], {{{x}, {y}}}; }}",
+            x = in(reg32) v[0], y = in(reg32) v[1], n = in(reg32) n, m = in(reg32) m * 4, b = in(reg64) base, options(nostack, preserves_flags))
+    };
+}
+
 /// `*base.add(n·m) = v` in global memory (`st.global.f32`), the product `n·m·4` taken 64 bits
 /// wide in the asm block (`mul.wide.u32`: one `IMAD.WIDE.U32` with the store on sm_90). The
 /// block keeps LLVM from rewriting several offsets of one base as a chain of 64-bit additions

@@ -15,8 +15,8 @@ use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::launch::{Grid1d, expect_len, len_u32};
 use cust::memory::DeviceSlice;
-use lockstep_shared::bridge::LaunchShape;
 use lockstep_shared::bridge::sobol::normals_shared_bytes;
+use lockstep_shared::bridge::{LaunchShape, box_muller_normals_lanes};
 
 /// A bridge generation, checked and ready to launch: what every kernel of it shares. Built once,
 /// by [`Bridge::generate_range_on_device`]; each kernel's parameter list comes from it.
@@ -451,11 +451,14 @@ impl<'g> Bridge<'g> {
     fn launch_normals_philox<T: Precision>(&self, l: &NormalsLaunch<T>, seed: u64, box_muller: bool) -> Result<()> {
         let k = T::pick(self);
         let kernel = if box_muller { &k.normals_bm } else { &k.normals_philox };
+        // Box–Muller in f32 takes two paths per thread where the kernel's own test says so.
+        let lanes = if box_muller { box_muller_normals_lanes(l.paths, size_of::<T>(), l.out.as_raw()) } else { 1 };
+        let grid = if lanes == 1 { l.grid } else { Grid1d::for_len(u64::from(l.paths / lanes), self.block_size())? };
         // The kernels: `normals_philox_*`/`normals_bm_philox_*(rows, seed, first, out, paths)`.
         // SAFETY: the arguments are that list (the handles' type, from `philox_args`); out holds
-        // rows·paths (checked), first + paths ≤ u32::MAX (checked), the grid has at least `paths`
-        // threads.
-        unsafe { kernel.launch(self.gpu(), l.grid, 0, l.philox_args(seed)) }
+        // rows·paths (checked), first + paths ≤ u32::MAX (checked), the grid has at least
+        // `paths / lanes` threads (`lanes` the kernel's choice, `box_muller_normals_lanes`).
+        unsafe { kernel.launch(self.gpu(), grid, 0, l.philox_args(seed)) }
     }
 
     /// Sobol normals alone (`normals_sobol_*`), the warp method's tables in shared memory.

@@ -1,11 +1,14 @@
 //! Box–Muller normals (`lockstep_shared::bridge::boxmuller`): alone (one thread per path, one
 //! Philox block per four rows, two pairs per block, each row's element stored at
-//! `out[row·paths + p]`, a warp's stores coalesce), and fused into the bridge
+//! `out[row·paths + p]`, a warp's stores coalesce; in f32 at an even count into an 8-byte
+//! aligned output two paths per thread, each row's two elements one 8-byte store:
+//! [`normals_bm_philox_pairs`]), and fused into the bridge
 //! (`bridge_philox_bm_*`, `bridge_philox_bm_d1_*`): the general path takes the CPU twin's own
 //! generator (`PhiloxBoxMuller`), the d = 1 path the Philox schedule with a cache of normals
 //! ([`ScheduledBoxMuller`]).
 
 use super::*;
+use lockstep_shared::bridge::box_muller_normals_lanes;
 use lockstep_shared::bridge::boxmuller::{SinCosTable, pair_f32_in, pair_f64};
 use lockstep_shared::bridge::philox::counter;
 use lockstep_shared::bridge::sincos::SINCOS_F32;
@@ -296,14 +299,90 @@ unsafe fn normals_bm_philox<T: NormalsPair>(rows: u32, seed: u64, first: u64, ou
     }
 }
 
-/// [`normals_bm_philox`] in f32.
+/// [`normals_bm_philox`] with two f32 paths per thread: thread `q` takes paths `2q` and `2q + 1`,
+/// one Philox block of each per pass (four rows), and stores each row's two normals as one
+/// 8-byte `st.global.v2.f32` — four stores a pass where one path per thread needs eight for the
+/// same eight normals. The same blocks, words and pairs as [`normals_bm_philox`], so the same
+/// bits in every element.
 ///
 /// # Safety
-/// As [`normals_bm_philox`].
+/// `paths` is even, `out` 8-byte aligned and holds `rows·paths` elements; a 1-D grid of at least
+/// `paths / 2` threads.
+#[inline(always)]
+unsafe fn normals_bm_philox_pairs(rows: u32, seed: u64, first: u64, out: *mut f32, paths: u32) {
+    let table = f32::stage();
+    let q = index_1d();
+    if q >= paths / 2 {
+        return;
+    }
+    let k = key(seed);
+    let stride = paths as usize;
+    let n = f32::rows(paths);
+    let path = first + 2 * q as u64;
+    let mut o = out.wrapping_add(2 * q as usize);
+    let mut j = 0;
+    while j + 4 <= rows {
+        let w = philox4x32_10(counter(j / 4, path), k);
+        let v = philox4x32_10(counter(j / 4, path + 1), k);
+        let (a0, a1) = f32::pair(w[0], w[1], &table);
+        let (b0, b1) = f32::pair(v[0], v[1], &table);
+        let (a2, a3) = f32::pair(w[2], w[3], &table);
+        let (b2, b3) = f32::pair(v[2], v[3], &table);
+        // SAFETY: o = out + j·paths + 2q with j + 4 ≤ rows and 2q + 1 < paths: row j + m of the
+        // pass at o + m·paths, an even element (paths and 2q even) of the 8-byte aligned out.
+        unsafe {
+            store_global_v2_f32(o, 0, [a0, b0]);
+            store_global_wide_v2_f32(o, n, 1, [a1, b1]);
+            store_global_wide_v2_f32(o, n, 2, [a2, b2]);
+            store_global_wide_v2_f32(o, n, 3, [a3, b3]);
+        }
+        o = o.wrapping_add(4 * stride);
+        j += 4;
+    }
+    if j < rows {
+        let w = philox4x32_10(counter(j / 4, path), k);
+        let v = philox4x32_10(counter(j / 4, path + 1), k);
+        let (a0, a1) = f32::pair(w[0], w[1], &table);
+        let (b0, b1) = f32::pair(v[0], v[1], &table);
+        // SAFETY: as above for row j < rows; each further row is checked against rows.
+        unsafe {
+            store_global_v2_f32(o, 0, [a0, b0]);
+            if j + 1 < rows {
+                store_global_wide_v2_f32(o, n, 1, [a1, b1]);
+            }
+        }
+        // The second pairs only where one of their rows exists (rows is uniform).
+        if j + 2 < rows {
+            let (a2, a3) = f32::pair(w[2], w[3], &table);
+            let (b2, b3) = f32::pair(v[2], v[3], &table);
+            // SAFETY: as above.
+            unsafe {
+                store_global_wide_v2_f32(o, n, 2, [a2, b2]);
+                if j + 3 < rows {
+                    store_global_wide_v2_f32(o, n, 3, [a3, b3]);
+                }
+            }
+        }
+    }
+}
+
+/// [`normals_bm_philox`] in f32, or [`normals_bm_philox_pairs`] where
+/// `box_muller_normals_lanes(paths, 4, out)` is 2 (an even count, an 8-byte aligned output).
+///
+/// # Safety
+/// `out` holds `rows·paths` elements; a 1-D grid of at least `paths / lanes` threads (`lanes`
+/// as above).
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn normals_bm_philox_f32(rows: u32, seed: u64, first: u64, out: *mut f32, paths: u32) {
-    // SAFETY: this kernel's contract is the body's.
-    unsafe { normals_bm_philox::<f32>(rows, seed, first, out, paths) }
+    // Uniform over the grid, so every thread of a block reaches the barrier of its body.
+    if box_muller_normals_lanes(paths, 4, out as u64) == 2 {
+        // SAFETY: this kernel's contract with two lanes: paths even, out 8-byte aligned, the
+        // grid has paths / 2 threads or more.
+        unsafe { normals_bm_philox_pairs(rows, seed, first, out, paths) }
+    } else {
+        // SAFETY: this kernel's contract with one lane.
+        unsafe { normals_bm_philox::<f32>(rows, seed, first, out, paths) }
+    }
 }
 
 /// [`normals_bm_philox`] in f64.

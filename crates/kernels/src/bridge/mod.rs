@@ -37,7 +37,7 @@ use core::ops::{Add, Div, Mul, Sub};
 use core::slice::from_raw_parts;
 use lockstep_cuda_std::memory::{
     load_global_f32, load_global_v2_f32, load_global_v4_f32, store_global_f32, store_global_v2_f32,
-    store_global_v2_f64, store_global_v4_f32, store_global_wide_f32,
+    store_global_v2_f64, store_global_v4_f32, store_global_wide_f32, store_global_wide_v2_f32,
 };
 use lockstep_cuda_std::prelude::*;
 use lockstep_cuda_std::unroll::unrolled;

@@ -28,6 +28,15 @@ pub const FAST_DIMS: usize = 4;
 /// opting in).
 pub const FUSED_SHARED_LIMIT: usize = 48 * 1024;
 
+/// Paths each thread of the Box–Muller normals kernel (`normals_bm_philox_*`) takes: two in f32
+/// (`elem` = 4) when `paths` is even and the output's device address `addr` is 8-byte aligned —
+/// thread `q` computes paths `2q` and `2q + 1` and stores each row's two normals as one 8-byte
+/// access (half the store instructions, the same words and bits) — else one. The launcher's grid
+/// has `paths / lanes` threads; the kernel decides with this same function.
+pub fn box_muller_normals_lanes(paths: u32, elem: usize, addr: u64) -> u32 {
+    if elem == 4 && paths.is_multiple_of(2) && addr.is_multiple_of(8) { 2 } else { 1 }
+}
+
 /// Bytes of the buffer kernels' shared stack (dynamic shared memory, sized per launch):
 /// `slots·d·block` elements of `elem` bytes rounded up to 16, or 0 when it does not fit
 /// ([`stack_fits_shared`]).
@@ -342,6 +351,16 @@ pub(super) mod tests {
     /// and `staged`'s).
     pub(crate) fn sh(steps: usize, dims: usize, slots: usize, block: usize, paths: usize, elem: usize) -> LaunchShape {
         LaunchShape { steps, dims, slots, block, paths, elem }
+    }
+
+    #[test]
+    fn box_muller_normals_take_two_paths_only_in_f32_at_even_counts_into_8_byte_aligned_outputs() {
+        assert_eq!(box_muller_normals_lanes(1_439_744, 4, 0x7f00_0000_0000), 2);
+        assert_eq!(box_muller_normals_lanes(2, 4, 8), 2);
+        assert_eq!(box_muller_normals_lanes(0, 4, 0), 2); // no paths, no threads
+        assert_eq!(box_muller_normals_lanes(1_439_745, 4, 0), 1); // odd count
+        assert_eq!(box_muller_normals_lanes(1_439_744, 4, 4), 1); // 4 bytes into an allocation
+        assert_eq!(box_muller_normals_lanes(1_439_744, 8, 0), 1); // f64
     }
 
     #[test]
