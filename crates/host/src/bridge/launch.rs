@@ -116,7 +116,8 @@ struct NormalsLaunch<T: Precision> {
     /// The range's first path of the run (`first + paths ≤ u32::MAX`, checked): the Philox
     /// kernels' counter of path 0.
     first: u64,
-    /// One thread per path.
+    /// One thread per path (the f32 Box–Muller kernel's two-path shape launches its own grid
+    /// of half the threads: `launch_normals_philox`).
     grid: Grid1d,
 }
 
