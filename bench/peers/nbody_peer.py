@@ -9,15 +9,17 @@ One thread per body i; the block stages blockDim.x bodies in shared memory per t
 tile padded with zero-mass bodies, so every N works); the j = i term adds 0 (softened), so the
 kernel counts N^2 interactions like lockstep's benchmark. For every (N, precision, mode) the
 block is the fastest of 64/128/256/512 (a short trial each), then timed: CUDA-event median of
-`runs` launches after warm-up. interactions/s = N^2 / median time of one force evaluation.
+`runs` timed runs after warm-up, each of `--batch` launches back to back between two events
+(default 1). interactions/s = batch·N^2 / median time of a run.
 
 Before timing, each kernel is checked against a numpy float64 all-pairs result at N = 500
 (a partial tile): the max error relative to the largest |a| is printed; the script stops with
 exit status 1 if it exceeds 1e-4 (f32) or 1e-10 (f64).
 
 Usage: python3 bench/peers/nbody_peer.py [--n 1024,4096,16384,65536,262144] [--runs 11]
-                                         [--csv FILE]
---csv writes `n,prec,mode,rate` lines for `lockstep bench nbody throughput --peer FILE`.
+                                         [--batch 1] [--csv FILE]
+--csv writes `n,prec,mode,rate,batch` lines for `lockstep bench nbody throughput --peer FILE`
+(which refuses a file whose batch differs from its own `--batch`).
 """
 import argparse
 import sys
@@ -100,14 +102,16 @@ def launch(k, block, pos, acc, n, eps2):
     k((grid,), (block,), (pos, acc, np.int32(n), eps2), shared_mem=block * pos.itemsize * 4)
 
 
-def time_ms(k, block, pos, acc, n, eps2, runs, warmup):
+def time_ms(k, block, pos, acc, n, eps2, runs, warmup, batch=1):
+    """Median milliseconds of one timed run of `batch` launches back to back."""
     for _ in range(warmup):
         launch(k, block, pos, acc, n, eps2)
     times = []
     for _ in range(runs):
         a, b = cp.cuda.Event(), cp.cuda.Event()
         a.record()
-        launch(k, block, pos, acc, n, eps2)
+        for _ in range(batch):
+            launch(k, block, pos, acc, n, eps2)
         b.record()
         b.synchronize()
         times.append(cp.cuda.get_elapsed_time(a, b))
@@ -119,12 +123,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", default="1024,4096,16384,65536,262144")
     ap.add_argument("--runs", type=int, default=11)
+    ap.add_argument("--batch", type=int, default=1, help="launches per timed run, back to back")
     ap.add_argument("--csv", default=None)
     args = ap.parse_args()
+    if args.batch < 1 or args.runs < 1:
+        ap.error("--batch and --runs must be at least 1")
     ns = [int(v) for v in args.n.split(",") if v]
     name = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
     print(f"peer: tiled all-pairs CuPy RawKernel (block = best of {BLOCKS}) on {name}; eps = {EPS}")
-    print("interactions/s = N^2 / median time of one force evaluation")
+    print(f"interactions/s = {args.batch}·N^2 / median time of {args.batch} force evaluation(s) back to back")
     ok = True
     rows = []
     for prec, dtype in (("f32", np.float32), ("f64", np.float64)):
@@ -148,19 +155,19 @@ def main():
             for n in ns:
                 pos = cp.asarray(bodies(n, dtype))
                 acc = cp.zeros_like(pos)
-                trial = {b: time_ms(k, b, pos, acc, n, eps2, 3, 1) for b in BLOCKS}
+                trial = {b: time_ms(k, b, pos, acc, n, eps2, 3, 1, args.batch) for b in BLOCKS}
                 best = min(trial, key=trial.get)
-                ms = time_ms(k, best, pos, acc, n, eps2, args.runs, 2)
-                rate = n * n / (ms * 1e-3)
+                ms = time_ms(k, best, pos, acc, n, eps2, args.runs, 2, args.batch)
+                rate = args.batch * n * n / (ms * 1e-3)
                 rows.append((n, prec, mode, best, ms, rate))
     print(f"{'N':>8} {'prec':>4} {'mode':>6} {'block':>5} {'ms':>10} {'inter./s':>12}")
     for n, prec, mode, block, ms, rate in rows:
         print(f"{n:>8} {prec:>4} {mode:>6} {block:>5} {ms:>10.4f} {rate:>12.3e}")
     if args.csv:
         with open(args.csv, "w") as f:
-            f.write("n,prec,mode,rate\n")
+            f.write("n,prec,mode,rate,batch\n")
             for n, prec, mode, _, _, rate in rows:
-                f.write(f"{n},{prec},{mode},{rate:.6e}\n")
+                f.write(f"{n},{prec},{mode},{rate:.6e},{args.batch}\n")
         print(f"wrote {args.csv}")
     if not ok:
         sys.exit(1)

@@ -275,6 +275,9 @@ fn cases(dir: &Path) -> Vec<Case> {
     add("bad file", &["bridge", "--dims", "2", "--cov", &notspd], Refused(&["positive definite"]));
     add("bad file", &["bridge", "--dims", "3", "--cov", &notspd], Refused(&["--cov", "3×3"]));
     add("bad file", &["bridge", "--cov", &w("missing.txt").display().to_string()], Refused(&["--cov"]));
+    let peer_batch = file("peer.csv", "n,prec,mode,rate,batch\n1024,f32,fast,1.0e11,16\n");
+    add("bad file", &["bench", "nbody", "throughput", "--peer", &peer_batch], Refused(&["--peer", "--batch 1"]));
+    add("number out of range", &["bench", "nbody", "throughput", "--batch", "0"], Refused(&["--batch"]));
     let csv_bad = file("bad.csv", "0,0,0,0,0,0\n");
     add("bad file", &["nbody", "--init", &csv_bad, "--device", "cpu"], Refused(&["--init", "line 1"]));
     // 7. runs that must succeed with finite output (small).

@@ -47,6 +47,11 @@ enum Suite {
         /// Timed runs per figure (after 2 warm-up runs).
         #[arg(long, default_value_t = 5)]
         runs: usize,
+        /// Force evaluations per timed run, launched back to back between the two events
+        /// (1: one launch, whose submission the figure includes; more: the kernel's throughput
+        /// with the submission hidden behind the previous launch). Give the peer the same.
+        #[arg(long, default_value_t = 1)]
+        batch: usize,
         /// Append Markdown rows to this file.
         #[arg(long)]
         record: Option<PathBuf>,
@@ -105,8 +110,8 @@ enum Suite {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     match args.suite {
-        Suite::Throughput { n, kernel, block, split, peer, runs, record } => {
-            throughput(&n, &kernel, block, split, peer, runs, record)
+        Suite::Throughput { n, kernel, block, split, peer, runs, batch, record } => {
+            throughput(&n, &kernel, block, split, peer, Timing { runs, batch }, record)
         }
         Suite::Step { n, steps, runs, record } => step(&n, steps, runs, record),
         Suite::Grid { n, steps, cpu_budget, kernel, record } => {
@@ -116,8 +121,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 }
 
-/// The peer's interactions/s by `(n, prec, mode)` from `bench/peers/nbody_peer.py --csv`.
-type PeerTable = std::collections::HashMap<(usize, String, String), f64>;
+/// The peer's interactions/s by `(n, prec, mode)` from `bench/peers/nbody_peer.py --csv`, and
+/// the force evaluations per timed run it used (its `--batch`; 1 in files without the column).
+type PeerTable = std::collections::HashMap<(usize, String, String), (f64, usize)>;
 
 fn read_peer(path: &std::path::Path) -> anyhow::Result<PeerTable> {
     let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("--peer {}: {e}", path.display()))?;
@@ -127,8 +133,14 @@ fn read_peer(path: &std::path::Path) -> anyhow::Result<PeerTable> {
         if line.trim().is_empty() || f[0] == "n" {
             continue;
         }
-        anyhow::ensure!(f.len() == 4, "--peer {} line {}: want n,prec,mode,rate", path.display(), i + 1);
-        t.insert((f[0].parse()?, f[1].to_string(), f[2].to_lowercase()), f[3].parse()?);
+        anyhow::ensure!(
+            f.len() == 4 || f.len() == 5,
+            "--peer {} line {}: want n,prec,mode,rate[,batch]",
+            path.display(),
+            i + 1
+        );
+        let batch = if f.len() == 5 { f[4].parse()? } else { 1 };
+        t.insert((f[0].parse()?, f[1].to_string(), f[2].to_lowercase()), (f[3].parse()?, batch));
     }
     Ok(t)
 }
@@ -157,11 +169,24 @@ fn stage_rate<T: NbodyFloat>(
     method: Method,
     mode: Mode,
     n: usize,
-    runs: usize,
+    timing: Timing,
 ) -> anyhow::Result<f64> {
     let (p, mut dev) = plummer_on_device::<T>(gpu, n)?;
-    let t = time_gpu(gpu, 2, runs, || nb.stage_on_device(method, mode, &p, 0, &mut dev))?;
-    Ok((n as f64) * (n as f64) / (t.median_ms() * 1e-3))
+    let t = time_gpu(gpu, 2, timing.runs, || {
+        for _ in 0..timing.batch {
+            nb.stage_on_device(method, mode, &p, 0, &mut dev)?;
+        }
+        Ok(())
+    })?;
+    Ok(timing.batch as f64 * (n as f64) * (n as f64) / (t.median_ms() * 1e-3))
+}
+
+/// How `throughput` times a figure: `runs` timed runs (after 2 warm-up runs) of `batch` force
+/// evaluations each, launched back to back.
+#[derive(Clone, Copy)]
+struct Timing {
+    runs: usize,
+    batch: usize,
 }
 
 /// Milliseconds per RK4 step: `(graph replay, plain launches)`.
@@ -304,11 +329,18 @@ fn throughput(
     block: Option<u32>,
     split: Option<u32>,
     peer: Option<PathBuf>,
-    runs: usize,
+    timing: Timing,
     record: Option<PathBuf>,
 ) -> anyhow::Result<()> {
-    anyhow::ensure!(runs >= 1, "--runs must be at least 1");
+    anyhow::ensure!(timing.runs >= 1, "--runs must be at least 1");
+    anyhow::ensure!(timing.batch >= 1, "--batch must be at least 1");
     let peers = peer.as_deref().map(read_peer).transpose()?.unwrap_or_default();
+    if let Some(&(_, b)) = peers.values().find(|(_, b)| *b != timing.batch) {
+        anyhow::bail!(
+            "--peer was timed with {b} force evaluations per run, this run with --batch {}: give both the same",
+            timing.batch
+        );
+    }
     let gpu = crate::common::bench_gpu()?;
     let nb = match block {
         Some(b) => Nbody::with_block_size(&gpu, b)?,
@@ -325,7 +357,14 @@ fn throughput(
     if let Some(p) = &peer {
         println!("peer: {} (same session)", p.display());
     }
-    println!("interactions/s = N² / median time of one force evaluation (one RK4 stage; a step is four)");
+    if timing.batch == 1 {
+        println!("interactions/s = N² / median time of one force evaluation (one RK4 stage; a step is four)");
+    } else {
+        println!(
+            "interactions/s = {}·N² / median time of {} force evaluations launched back to back (one RK4 stage each)",
+            timing.batch, timing.batch
+        );
+    }
     println!("bound: fp32 ≈ 2.8e12 interactions/s on H100/H200 (66.9 TFLOP/s at 20 flop per interaction)");
     println!(
         "{:>8} {:>7} {:>4} {:>6} {:>5} {:>5} {:>12} {:>12} {:>8}",
@@ -336,12 +375,12 @@ fn throughput(
             for prec in ["f32", "f64"] {
                 for mode in [Mode::Exact, Mode::Fast] {
                     let (rate, used) = if prec == "f32" {
-                        (stage_rate::<f32>(&gpu, &nb, method, mode, n, runs)?, nb.block_for::<f32>(method, mode, n)?)
+                        (stage_rate::<f32>(&gpu, &nb, method, mode, n, timing)?, nb.block_for::<f32>(method, mode, n)?)
                     } else {
-                        (stage_rate::<f64>(&gpu, &nb, method, mode, n, runs)?, nb.block_for::<f64>(method, mode, n)?)
+                        (stage_rate::<f64>(&gpu, &nb, method, mode, n, timing)?, nb.block_for::<f64>(method, mode, n)?)
                     };
                     let lanes = 1u32 << nb.shift_for(n);
-                    let pr = peers.get(&(n, prec.to_string(), format!("{mode:?}").to_lowercase())).copied();
+                    let pr = peers.get(&(n, prec.to_string(), format!("{mode:?}").to_lowercase())).map(|&(r, _)| r);
                     let vs = pr.map(|p| format!("{:.2}×", rate / p)).unwrap_or_else(|| "-".into());
                     let pr_s = pr.map(|p| format!("{p:.2e}")).unwrap_or_else(|| "-".into());
                     println!(
@@ -360,6 +399,7 @@ fn throughput(
                                 "mode",
                                 "lanes",
                                 "block",
+                                "batch",
                                 "interactions/s",
                                 "peer (same session)",
                                 "vs peer",
@@ -372,6 +412,7 @@ fn throughput(
                                 format!("{mode:?}"),
                                 lanes.to_string(),
                                 used.to_string(),
+                                timing.batch.to_string(),
                                 format!("{rate:.3e}"),
                                 pr_s,
                                 vs,
