@@ -2,6 +2,7 @@
 ch. 31) as a CuPy RawKernel, f32 and f64, in two modes like lockstep's:
 
   fast  - FMA contraction on, rsqrt (rsqrtf in f32): acc += d * m * rsqrt(r2)^3
+          (--ftz: compiled with --ftz=true, subnormals flushed as --use_fast_math would)
   exact - no FMA (--fmad=false), correctly rounded sqrt and division: acc += d * (m / (r2*sqrt(r2)))
 
 with lockstep's softening r2 = dx^2 + dy^2 + dz^2 + eps^2 (eps = 0.01, the CLI bench's value).
@@ -17,7 +18,7 @@ Before timing, each kernel is checked against a numpy float64 all-pairs result a
 exit status 1 if it exceeds 1e-4 (f32) or 1e-10 (f64).
 
 Usage: python3 bench/peers/nbody_peer.py [--n 1024,4096,16384,65536,262144] [--runs 11]
-                                         [--batch 1] [--csv FILE]
+                                         [--batch 1] [--ftz] [--csv FILE]
 --csv writes `n,prec,mode,rate,batch` lines for `lockstep bench nbody throughput --peer FILE`
 (which refuses a file whose batch differs from its own `--batch`).
 """
@@ -69,11 +70,13 @@ extern "C" __global__ void forces(const REAL4* __restrict__ pos, REAL4* __restri
 """
 
 
-def kernel(prec, mode):
+def kernel(prec, mode, ftz=False):
     real = "float" if prec == "f32" else "double"
     src = SOURCE.replace("REAL4", "body").replace("REAL", real)
     src = src.replace("RSQRT", "rsqrtf" if prec == "f32" else "rsqrt")
     options = ("-DFAST",) if mode == "fast" else ("--fmad=false",)
+    if ftz and mode == "fast":
+        options += ("--ftz=true",)
     return cp.RawKernel(src, "forces", options=options)
 
 
@@ -124,20 +127,23 @@ def main():
     ap.add_argument("--n", default="1024,4096,16384,65536,262144")
     ap.add_argument("--runs", type=int, default=11)
     ap.add_argument("--batch", type=int, default=1, help="launches per timed run, back to back")
+    ap.add_argument("--ftz", action="store_true",
+                    help="fast mode compiled with --ftz=true (subnormals flushed, as --use_fast_math)")
     ap.add_argument("--csv", default=None)
     args = ap.parse_args()
     if args.batch < 1 or args.runs < 1:
         ap.error("--batch and --runs must be at least 1")
     ns = [int(v) for v in args.n.split(",") if v]
     name = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
-    print(f"peer: tiled all-pairs CuPy RawKernel (block = best of {BLOCKS}) on {name}; eps = {EPS}")
+    ftz = "; fast mode with --ftz=true" if args.ftz else ""
+    print(f"peer: tiled all-pairs CuPy RawKernel (block = best of {BLOCKS}) on {name}; eps = {EPS}{ftz}")
     print(f"interactions/s = {args.batch}·N^2 / median time of {args.batch} force evaluation(s) back to back")
     ok = True
     rows = []
     for prec, dtype in (("f32", np.float32), ("f64", np.float64)):
         eps2 = dtype(EPS * EPS)
         for mode in ("exact", "fast"):
-            k = kernel(prec, mode)
+            k = kernel(prec, mode, args.ftz)
             # Validation at a partial tile.
             p = bodies(500, dtype, seed=3)
             want = reference(p)

@@ -16,6 +16,22 @@ pub fn rsqrt_approx_f32(x: f32) -> f32 {
     r
 }
 
+/// `rsqrt.approx.ftz.f32`: [`rsqrt_approx_f32`] with subnormal inputs read as zero of the
+/// same sign (`1/sqrt(±subnormal) = ±∞`): one `MUFU.RSQ`, without the three instructions that
+/// scale a subnormal input up and the result back (test, two predicated multiplies; SASS of
+/// sm_90). For a normal input, zero, ∞ or NaN it is the same instruction on the same operand, so
+/// the same result. Use it only where a subnormal input gives the same final result either
+/// way: the n-body fast term cubes the result (see `lockstep_shared::nbody::accumulate_fast`),
+/// and for `0 < x < 2^−126` the unflushed `r > 2^62.9` gives `r·r·r > 2^188 → +∞`, as `+∞` does.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub fn rsqrt_approx_ftz_f32(x: f32) -> f32 {
+    let r: f32;
+    // SAFETY: a register-to-register instruction with no preconditions.
+    unsafe { asm!("rsqrt.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack)) };
+    r
+}
+
 /// `rsqrt.approx.f64`: `1/sqrt(x)` to roughly single precision (the hardware approximates on
 /// the upper bits); refine with a Newton step for double-precision accuracy.
 #[cfg(target_arch = "nvptx64")]

@@ -9,8 +9,9 @@
 //!
 //! Exact kernels (`nbody_{global,shared}_{f32,f64}`) sum the pair terms in increasing `j` with
 //! `accumulate_exact` — the tiled one walks tiles and slots in that same order — so both equal
-//! the CPU bit for bit. Fast kernels (`..._fast`) use FMA and `rsqrt.approx` (f64: ptxas expands
-//! it to MUFU.RSQ64H plus a refinement, so no Newton step of ours). The tiled kernels stage the
+//! the CPU bit for bit. Fast kernels (`..._fast`) use FMA and `rsqrt.approx` (f32: the `.ftz` form, one
+//! MUFU.RSQ, with the same results in this term; f64: ptxas expands it to MUFU.RSQ64H plus a
+//! refinement, so no Newton step of ours). The tiled kernels stage the
 //! tile with `st.shared`/`ld.shared` on 32-bit shared addresses (SASS `LDS.128`, the device
 //! prelude's `shared_addr` and `ld_shared_v4_*`/`st_shared_v4_*`).
 //!
@@ -20,7 +21,7 @@
 //! `split_shift(N) > 0`, for a whole system and for a rank's bodies alike. The kernels above
 //! are the `S = 1` case, unchanged.
 
-use lockstep_cuda_std::math::{rsqrt_approx_f32, rsqrt_approx_f64};
+use lockstep_cuda_std::math::{rsqrt_approx_f64, rsqrt_approx_ftz_f32};
 use lockstep_cuda_std::prelude::*;
 use lockstep_cuda_std::warp::WarpShuffleValue;
 use lockstep_shared::nbody::{
@@ -132,7 +133,11 @@ impl Pair<f32> for Fast {
     const SPLIT_GROUPED: bool = true;
     #[inline(always)]
     fn term(acc: [f32; 3], xi: V4<f32>, bj: V4<f32>, eps2: f32) -> [f32; 3] {
-        accumulate_fast(acc, xi, bj, eps2, rsqrt_approx_f32)
+        // `.ftz`: the same results as `rsqrt.approx.f32` here (`r²` is never a negative
+        // subnormal: a sum of squares and `ε² ≥ 0`; a positive subnormal `r²` makes `inv³`
+        // overflow to +∞ either way, see `rsqrt_approx_ftz_f32`), three instructions fewer
+        // per interaction (17 → 14 in the shared kernel's loop, SASS of sm_90).
+        accumulate_fast(acc, xi, bj, eps2, rsqrt_approx_ftz_f32)
     }
 }
 
