@@ -57,18 +57,56 @@ fn today() -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
-/// Appends a row to the Markdown table in `path`, writing the header first if the file is new:
-/// the date (UTC) and `gpu`'s name, the columns every bench opens with, then `row` under `header`.
+/// Appends a row to the Markdown table in `path`: the date (UTC) and `gpu`'s name, the columns
+/// every bench opens with, then `row` under `header`. The row joins the table the file ends
+/// with when that table has these columns; otherwise (a new file, prose last, a table of other
+/// columns — an older bench's) a new table starts, header first.
 pub fn record_row(path: &std::path::Path, gpu: &lockstep::Gpu, header: &[&str], row: &[String]) -> anyhow::Result<()> {
     use std::io::Write;
     let header: Vec<&str> = ["date (UTC)", "GPU"].iter().chain(header).copied().collect();
     let row: Vec<String> = [today(), gpu.name().to_string()].into_iter().chain(row.iter().cloned()).collect();
-    let new = !path.exists();
+    let existing = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => anyhow::bail!("--record {}: {e}", path.display()),
+    };
+    let head = format!("| {} |", header.join(" | "));
     let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
-    if new {
-        writeln!(file, "| {} |", header.join(" | "))?;
+    if trailing_table_header(&existing) != Some(head.as_str()) {
+        if !existing.is_empty() {
+            // End the last line, then a blank line: a table must start a block.
+            if !existing.ends_with('\n') {
+                writeln!(file)?;
+            }
+            writeln!(file)?;
+        }
+        writeln!(file, "{head}")?;
         writeln!(file, "|{}", "---|".repeat(header.len()))?;
     }
     writeln!(file, "| {} |", row.join(" | "))?;
     Ok(())
+}
+
+/// The header line of the Markdown table `text` ends with (its last line a table row), if any.
+fn trailing_table_header(text: &str) -> Option<&str> {
+    let lines: Vec<&str> = text.lines().collect();
+    let rows = lines.iter().rev().take_while(|l| l.starts_with('|')).count();
+    let table = &lines[lines.len() - rows..];
+    (table.len() >= 2 && table[1].starts_with("|-")).then(|| table[0])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::trailing_table_header;
+
+    #[test]
+    fn a_row_joins_only_the_table_the_file_ends_with() {
+        let t = "prose\n\n| a | b |\n|---|---|\n| 1 | 2 |\n";
+        assert_eq!(trailing_table_header(t), Some("| a | b |"));
+        assert_eq!(trailing_table_header("| a | b |\n|---|---|\n"), Some("| a | b |"));
+        assert_eq!(trailing_table_header(""), None);
+        assert_eq!(trailing_table_header("| a | b |\n|---|---|\n| 1 | 2 |\n\nprose after\n"), None);
+        assert_eq!(trailing_table_header("| a | b |\n|---|---|\n| 1 | 2 |\n\n"), None);
+        assert_eq!(trailing_table_header("| not a table |\n"), None);
+    }
 }
