@@ -40,7 +40,7 @@ enum Suite {
         /// default: `split_shift(N)`.
         #[arg(long)]
         split: Option<u32>,
-        /// CSV of the peer's interactions/s (`n,prec,mode,rate` per line, from
+        /// CSV of the peer's interactions/s (`n,prec,mode,rate[,batch]` per line, from
         /// `bench/peers/nbody_peer.py --csv FILE`, run in the same session).
         #[arg(long)]
         peer: Option<PathBuf>,
