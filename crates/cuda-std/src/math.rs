@@ -5,24 +5,15 @@
 #[cfg(target_arch = "nvptx64")]
 use core::arch::asm;
 
-/// `rsqrt.approx.f32`: `1/sqrt(x)`, maximum relative error about 2^-22.9 (PTX ISA), subnormals
-/// kept (no `.ftz`). `rsqrt(0) = +∞`, negative input gives NaN.
-#[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-pub fn rsqrt_approx_f32(x: f32) -> f32 {
-    let r: f32;
-    // SAFETY: a register-to-register instruction with no preconditions.
-    unsafe { asm!("rsqrt.approx.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack)) };
-    r
-}
-
-/// `rsqrt.approx.ftz.f32`: [`rsqrt_approx_f32`] with subnormal inputs read as zero of the
-/// same sign (`1/sqrt(±subnormal) = ±∞`): one `MUFU.RSQ`, without the three instructions that
-/// scale a subnormal input up and the result back (test, two predicated multiplies; SASS of
-/// sm_90). For a normal input, zero, ∞ or NaN it is the same instruction on the same operand, so
-/// the same result. Use it only where a subnormal input gives the same final result either
-/// way: the n-body fast term cubes the result (see `lockstep_shared::nbody::accumulate_fast`),
-/// and for `0 < x < 2^−126` the unflushed `r > 2^62.9` gives `r·r·r > 2^188 → +∞`, as `+∞` does.
+/// `rsqrt.approx.ftz.f32`: `1/sqrt(x)`, maximum relative error about 2^-22.9 (PTX ISA), with
+/// subnormal inputs read as zero of the same sign (`1/sqrt(±subnormal) = ±∞`); `rsqrt(0) = +∞`,
+/// negative input gives NaN. One `MUFU.RSQ`: the unflushed `rsqrt.approx.f32` adds three
+/// instructions that scale a subnormal input up and the result back (a test, two predicated
+/// multiplies; SASS of sm_90), and for a normal input, zero, ∞ or NaN it is the same `MUFU.RSQ`
+/// on the same operand, so the same result. Use it only where a subnormal input gives the same
+/// final result either way: the n-body fast term cubes the result (see
+/// `lockstep_shared::nbody::accumulate_fast`), and for `0 < x < 2^−126` the unflushed
+/// `r > 2^62.9` gives `r·r·r > 2^188 → +∞`, as `+∞` does.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 pub fn rsqrt_approx_ftz_f32(x: f32) -> f32 {

@@ -133,7 +133,7 @@ impl Pair<f32> for Fast {
     const SPLIT_GROUPED: bool = true;
     #[inline(always)]
     fn term(acc: [f32; 3], xi: V4<f32>, bj: V4<f32>, eps2: f32) -> [f32; 3] {
-        // `.ftz`: the same results as `rsqrt.approx.f32` here (`r²` is never a negative
+        // `.ftz`: the same results as the unflushed `rsqrt.approx.f32` here (`r²` is never a negative
         // subnormal: a sum of squares and `ε² ≥ 0`; a positive subnormal `r²` makes `inv³`
         // overflow to +∞ either way, see `rsqrt_approx_ftz_f32`), three instructions fewer
         // per interaction (17 → 14 in the shared kernel's loop, SASS of sm_90).
