@@ -22,6 +22,10 @@ pub struct FunctionCensus {
     pub approx: usize,
     /// Instructions with an `.ftz` modifier.
     pub ftz: usize,
+    /// The distinct mnemonics of those (`rsqrt.approx.ftz.f32`, …), sorted: what a rule that
+    /// allows one flushing instruction checks. Counted from PTX only: empty in rows read back
+    /// by [`read_census`] (the census file holds counts).
+    pub ftz_mnemonics: Vec<String>,
     /// Instructions that access the `.local` state space.
     pub local: usize,
     /// Bytes of `__local_depot` declared.
@@ -80,6 +84,9 @@ pub fn functions(ptx: &str) -> Vec<FunctionCensus> {
         }
         if mnemonic.contains(".ftz") {
             f.ftz += 1;
+            if let Err(at) = f.ftz_mnemonics.binary_search_by(|m| m.as_str().cmp(mnemonic)) {
+                f.ftz_mnemonics.insert(at, mnemonic.to_string());
+            }
         }
         if mnemonic.contains(".local") {
             f.local += 1;
@@ -233,6 +240,7 @@ pub fn read_census(text: &str) -> Result<Vec<(FunctionCensus, String)>, String> 
                 ftz: n(5)?,
                 local: n(6)?,
                 local_depot_bytes: n(7)?,
+                ftz_mnemonics: Vec::new(),
             };
             Ok((f, w.get(1).ok_or_else(|| format!("bad census row: {l}"))?.to_string()))
         })
@@ -282,6 +290,7 @@ $L__BB0_2:
         let helper = &f[0];
         assert_eq!((helper.name.as_str(), helper.is_entry), ("helper", false));
         assert_eq!((helper.local, helper.approx, helper.ftz, helper.fma, helper.local_depot_bytes), (1, 1, 1, 0, 16));
+        assert_eq!(helper.ftz_mnemonics, ["sin.approx.ftz.f32"]);
         let axpy = &f[1];
         assert_eq!((axpy.name.as_str(), axpy.is_entry), ("axpy", true));
         assert_eq!((axpy.fma, axpy.approx, axpy.local, axpy.instructions), (1, 0, 0, 5));
