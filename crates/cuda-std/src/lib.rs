@@ -27,7 +27,7 @@
 //! [`thread::grid`]) exist, so they can be unit-tested; the intrinsics are
 //! `#[cfg(target_arch = "nvptx64")]`.
 #![no_std]
-#![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch, stdarch_nvptx))]
+#![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch, stdarch_nvptx, core_float_math))]
 #![warn(missing_docs)]
 
 pub mod aggregate;

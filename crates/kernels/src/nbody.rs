@@ -11,7 +11,9 @@
 //! `accumulate_exact` — the tiled one walks tiles and slots in that same order — so both equal
 //! the CPU bit for bit. Fast kernels (`..._fast`) use FMA and `rsqrt.approx` (f32: the `.ftz` form, one
 //! MUFU.RSQ, with the same results in this term; f64: ptxas expands it to MUFU.RSQ64H plus a
-//! refinement, so no Newton step of ours). The tiled kernels stage the
+//! refinement, so no Newton step of ours; where four terms are grouped and their `r²` are
+//! positive normals, the same sequence written out without ptxas's slow-path call). The tiled
+//! kernels stage the
 //! tile with `st.shared`/`ld.shared` on 32-bit shared addresses (SASS `LDS.128`, the device
 //! prelude's `shared_addr` and `ld_shared_v4_*`/`st_shared_v4_*`).
 //!
@@ -21,12 +23,12 @@
 //! `split_shift(N) > 0`, for a whole system and for a rank's bodies alike. The kernels above
 //! are the `S = 1` case, unchanged.
 
-use lockstep_cuda_std::math::{rsqrt_approx_f64, rsqrt_approx_ftz_f32};
+use lockstep_cuda_std::math::{positive_normal_f64, rsqrt_approx_f64, rsqrt_approx_f64_normal, rsqrt_approx_ftz_f32};
 use lockstep_cuda_std::prelude::*;
 use lockstep_cuda_std::warp::WarpShuffleValue;
 use lockstep_shared::nbody::{
     Real, Rk4, V4, accel_with, accumulate_exact, accumulate_fast, combine, exact_add, exact_diff_r2, exact_scale,
-    interacts, lane_add, scale_accel, stage_position,
+    fast_diff_r2, interacts, lane_add, scale_accel, stage_position,
 };
 
 /// Bodies per shared-memory tile at most (= the largest block size).
@@ -81,6 +83,9 @@ pub(crate) trait Pair<T: Real> {
     /// The same for the split kernels' strided walk, whose runtime stride ptxas does not
     /// unroll by itself: f32 fast terms too (four sequential terms per iteration).
     const SPLIT_GROUPED: bool = Self::GROUPED;
+    /// The same for the waiting split kernels (`_pdl_`, [`split_stage`] with `EARLY`), which run
+    /// one block per SM, so that more registers cost them no occupancy.
+    const WAITING_GROUPED: bool = Self::SPLIT_GROUPED;
     fn term(acc: [T; 3], xi: V4<T>, bj: V4<T>, eps2: T) -> [T; 3];
     /// Four consecutive `j` in order (same bits as four [`Pair::term`] calls).
     #[inline(always)]
@@ -142,14 +147,42 @@ impl Pair<f32> for Fast {
 }
 
 impl Pair<f64> for Fast {
-    // Not grouped: four f64 terms per iteration need 70 registers (56 without); the loop's
-    // integer overhead is cheap beside the DP pipe this kernel waits on.
+    // Grouped (`term4` below) where it was measured faster: the shared kernel (one lane per
+    // body, large N) and the waiting split kernels (one block per SM); the portable split
+    // kernels were slower grouped at 16 and 32 lanes (H100: N = 4,096 −10%, 16,384 −7%; 56 → 80
+    // registers), `bench/results/nbody-f64fast-2026-11-27.md`.
+    const GROUPED: bool = true;
+    const SPLIT_GROUPED: bool = false;
+    const WAITING_GROUPED: bool = true;
     #[inline(always)]
     fn term(acc: [f64; 3], xi: V4<f64>, bj: V4<f64>, eps2: f64) -> [f64; 3] {
         // `rsqrt.approx.f64` alone: ptxas already expands it to MUFU.RSQ64H plus a cubic
         // refinement (DMUL, 2 DFMA, DMUL, DFMA; SASS of sm_90), far below the 1e-10 tolerance;
         // a Newton step of ours on top cost 4 more DP instructions per interaction (~20%).
         accumulate_fast(acc, xi, bj, eps2, rsqrt_approx_f64)
+    }
+    /// Four terms in `j` order, the same bits as four [`Pair::term`] calls: when all four `r²`
+    /// are positive normals (always, unless bodies coincide with ε = 0 or `r²` is subnormal,
+    /// infinite or NaN) `rsqrt_approx_f64_normal` gives `rsqrt.approx.f64`'s results without
+    /// the slow path's call region around each, so ptxas can interleave the four chains;
+    /// otherwise the four terms as they are.
+    #[inline(always)]
+    fn term4(acc: [f64; 3], xi: V4<f64>, b: [V4<f64>; 4], eps2: f64) -> [f64; 3] {
+        let normal = positive_normal_f64(fast_diff_r2(xi, b[0], eps2).1)
+            & positive_normal_f64(fast_diff_r2(xi, b[1], eps2).1)
+            & positive_normal_f64(fast_diff_r2(xi, b[2], eps2).1)
+            & positive_normal_f64(fast_diff_r2(xi, b[3], eps2).1);
+        if normal {
+            let acc = accumulate_fast(acc, xi, b[0], eps2, rsqrt_approx_f64_normal);
+            let acc = accumulate_fast(acc, xi, b[1], eps2, rsqrt_approx_f64_normal);
+            let acc = accumulate_fast(acc, xi, b[2], eps2, rsqrt_approx_f64_normal);
+            accumulate_fast(acc, xi, b[3], eps2, rsqrt_approx_f64_normal)
+        } else {
+            let acc = Self::term(acc, xi, b[0], eps2);
+            let acc = Self::term(acc, xi, b[1], eps2);
+            let acc = Self::term(acc, xi, b[2], eps2);
+            Self::term(acc, xi, b[3], eps2)
+        }
     }
 }
 
@@ -447,7 +480,7 @@ pub(crate) unsafe fn split_stage<T: TileIo + WarpShuffleValue, P: Pair<T>, const
             // Slots `lo, lo + S, …` below `hi`, in order.
             let walk = |mut acc: [T; 3], lo: u32, hi: u32| {
                 let (mut q, end) = (tile + lo * size, tile + hi * size);
-                while P::SPLIT_GROUPED && q + 3 * stride < end {
+                while (if EARLY { P::WAITING_GROUPED } else { P::SPLIT_GROUPED }) && q + 3 * stride < end {
                     // SAFETY: four slots below `end`, written before the barrier.
                     let b =
                         unsafe { [T::load(q), T::load(q + stride), T::load(q + 2 * stride), T::load(q + 3 * stride)] };

@@ -135,13 +135,20 @@ pub fn exact_add<T: Real>(acc: [T; 3], d: [T; 3], s: T) -> [T; 3] {
 /// the exact reference with a tolerance.
 #[inline(always)]
 pub fn accumulate_fast<T: Real>(acc: [T; 3], xi: V4<T>, bj: V4<T>, eps2: T, rsqrt: impl Fn(T) -> T) -> [T; 3] {
-    let dx = bj.x - xi.x;
-    let dy = bj.y - xi.y;
-    let dz = bj.z - xi.z;
-    let r2 = dx.mul_add(dx, dy.mul_add(dy, dz.mul_add(dz, eps2)));
+    let ([dx, dy, dz], r2) = fast_diff_r2(xi, bj, eps2);
     let inv = rsqrt(r2);
     let s = bj.w * (inv * inv * inv);
     [dx.mul_add(s, acc[0]), dy.mul_add(s, acc[1]), dz.mul_add(s, acc[2])]
+}
+
+/// Fast term, first phase: `d = r_j − r_i` and `r² = fma(dx, dx, fma(dy, dy, fma(dz, dz, ε²)))`
+/// (what [`accumulate_fast`] hands to its `rsqrt`).
+#[inline(always)]
+pub fn fast_diff_r2<T: Real>(xi: V4<T>, bj: V4<T>, eps2: T) -> ([T; 3], T) {
+    let dx = bj.x - xi.x;
+    let dy = bj.y - xi.y;
+    let dz = bj.z - xi.z;
+    ([dx, dy, dz], dx.mul_add(dx, dy.mul_add(dy, dz.mul_add(dz, eps2))))
 }
 
 /// `G · acc` as an acceleration vector (`w = 0`).
