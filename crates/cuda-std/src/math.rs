@@ -1,6 +1,8 @@
 //! Approximate math instructions, for kernels whose name says they are fast (`*_fast`): never
 //! bit-reproducible across GPUs or against a CPU. Exact kernels must not call these (the PTX
-//! census and `tests/tidy.rs` check for `.approx`).
+//! census and `tests/tidy.rs` check for `.approx`) — except through the written-out inline paths
+//! of ptxas's correctly rounded `sqrt.rn.f32` and `div.rn.f32` below (`sqrt_rn_f32_inline`,
+//! `div_rn_f32_inline`), which give those instructions' results where their range tests hold.
 
 #[cfg(target_arch = "nvptx64")]
 use core::arch::asm;
@@ -63,9 +65,68 @@ pub fn rsqrt_approx_f64_normal(x: f64) -> f64 {
     mul_add(mul_add(e, 0.375, 0.5), y0 * e, y0)
 }
 
+/// Whether ptxas's `sqrt.rn.f32` takes its inline path for `x` — its own test (SASS of sm_90:
+/// `bits(x) − 0x0d00_0000 ≤ 0x727f_ffff`, unsigned), true for the finite `x ≥ 2^−101` — where
+/// `sqrt_rn_f32_inline` (device only) equals `sqrt.rn.f32`.
+#[inline(always)]
+pub fn sqrt_rn_f32_inline_range(x: f32) -> bool {
+    x.to_bits().wrapping_sub(0x0d00_0000) <= 0x727f_ffff
+}
+
+/// `sqrt.rn.f32` (the correctly rounded `√x`) for `x` in [`sqrt_rn_f32_inline_range`], written
+/// out as ptxas's inline path is (SASS of sm_90): `y = MUFU.RSQ(x)` (`rsqrt.approx.ftz.f32`),
+/// `s = x·y`, `h = y·0.5`, `fma(fma(−s, s, x), h, s)` — the same operations on the same values
+/// (ptxas multiplies with `.ftz`; in this range no operand or product is subnormal), so the
+/// same result, without the region ptxas wraps around its slow-path call, which it never
+/// interleaves with other work.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub fn sqrt_rn_f32_inline(x: f32) -> f32 {
+    use core::f32::math::mul_add;
+    let y = rsqrt_approx_ftz_f32(x);
+    let s = x * y;
+    let h = y * 0.5;
+    mul_add(mul_add(-s, s, x), h, s)
+}
+
+/// Whether `div_rn_f32_inline(a, b)` (device only) is `div.rn.f32`'s `a / b`: both finite with
+/// `|a|, |b| ∈ [2^−60, 2^60)` (exponent fields 67..=186).
+#[inline(always)]
+pub fn div_rn_f32_inline_range(a: f32, b: f32) -> bool {
+    // The exponent field in the top byte (the sign shifted out), less 67: below 120 in range.
+    let e = |x: f32| (x.to_bits() << 1).wrapping_sub(67 << 24);
+    e(a).max(e(b)) < 120 << 24
+}
+
+/// `div.rn.f32` (the correctly rounded `a / b`) for operands in [`div_rn_f32_inline_range`],
+/// written out as ptxas's inline path is (SASS of sm_90): `r = MUFU.RCP(b)`
+/// (`rcp.approx.ftz.f32`), `r₁ = fma(r, fma(−b, r, 1), r)`, `q₀ = fma(a, r₁, +0)`, `fma(r₁,
+/// fma(−b, q₀, a), q₀)`. ptxas takes that path when its `FCHK` range check passes and calls a
+/// slow path otherwise; `FCHK` is undocumented, so the range here rests on this instead: with
+/// both operands in `[2^−60, 2^60)` no value of the sequence is subnormal, infinite or lost
+/// (`r`, `r₁ ∈ (2^−60, 2^60]`, `1 − b·r` free of scale, `q₀` and the result in `(2^−121,
+/// 2^121)`, the remainder `a − b·q₀` a multiple of `ulp(b)·ulp(q₀) ≥ 2^−107`, so zero or normal,
+/// and the last product fused), so
+/// scaling `a` or `b` by a power of two scales every value by it (`MUFU.RCP` included: it
+/// approximates from the significand) and the result depends on the two significands alone;
+/// for every pair of significands ptxas takes this very path with both exponents zero, where
+/// `div.rn` is its correctly rounded quotient. Tested on the GPU: the exact n-body suites (GPU
+/// = CPU bit for bit) and the CLI's trajectories against the module before.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub fn div_rn_f32_inline(a: f32, b: f32) -> f32 {
+    use core::f32::math::mul_add;
+    let r: f32;
+    // SAFETY: a register-to-register instruction with no preconditions.
+    unsafe { asm!("rcp.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) b, options(pure, nomem, nostack)) };
+    let r1 = mul_add(r, mul_add(-b, r, 1.0), r);
+    let q0 = mul_add(a, r1, 0.0);
+    mul_add(r1, mul_add(-b, q0, a), q0)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::positive_normal_f64;
+    use super::{div_rn_f32_inline_range, positive_normal_f64, sqrt_rn_f32_inline_range};
 
     #[test]
     fn positive_normal_is_ptxas_range_test() {
@@ -77,6 +138,32 @@ mod tests {
             [0.0, -0.0, below, f64::from_bits(1), -1.0, -f64::MIN_POSITIVE, f64::INFINITY, f64::NEG_INFINITY, f64::NAN]
         {
             assert!(!positive_normal_f64(x), "{x:e}");
+        }
+    }
+
+    #[test]
+    fn sqrt_inline_range_is_ptxas_test() {
+        let lo = f32::from_bits(0x0d00_0000); // 2^−101
+        for x in [lo, 1.0, 1e-30, 3e38, f32::MAX] {
+            assert!(sqrt_rn_f32_inline_range(x), "{x:e}");
+        }
+        let below = f32::from_bits(0x0cff_ffff);
+        for x in [below, 0.0, -0.0, f32::from_bits(1), -1.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN] {
+            assert!(!sqrt_rn_f32_inline_range(x), "{x:e}");
+        }
+    }
+
+    #[test]
+    fn div_inline_range_is_both_magnitudes_in_2_pow_minus_60_to_60() {
+        let (lo, hi) = (2f32.powi(-60), 2f32.powi(60));
+        let below = f32::from_bits(lo.to_bits() - 1);
+        let top = f32::from_bits(hi.to_bits() - 1);
+        for (a, b) in [(lo, lo), (-lo, top), (top, -top), (1.0, 1.0), (-3.5, 1e-12), (1e17, 2e-17)] {
+            assert!(div_rn_f32_inline_range(a, b), "{a:e} / {b:e}");
+        }
+        for bad in [below, -below, hi, -hi, 0.0, -0.0, f32::from_bits(1), f32::INFINITY, f32::NAN, f32::MAX] {
+            assert!(!div_rn_f32_inline_range(bad, 1.0), "{bad:e} / 1");
+            assert!(!div_rn_f32_inline_range(1.0, bad), "1 / {bad:e}");
         }
     }
 }

@@ -8,13 +8,13 @@
 //! reads all of `src`, which the launcher guarantees is none of the written buffers.
 //!
 //! Exact kernels (`nbody_{global,shared}_{f32,f64}`) sum the pair terms in increasing `j` with
-//! `accumulate_exact` — the tiled one walks tiles and slots in that same order — so both equal
-//! the CPU bit for bit. Fast kernels (`..._fast`) use FMA and `rsqrt.approx` (f32: the `.ftz` form, one
+//! `accumulate_exact` — the tiled one walks tiles and slots in that same order; in f32 it groups
+//! four terms and writes out ptxas's `sqrt.rn`/`div.rn` inline paths where they give the same
+//! results ([`ExactGroup`]) — so both equal the CPU bit for bit. Fast kernels (`..._fast`) use FMA and `rsqrt.approx` (f32: the `.ftz` form, one
 //! MUFU.RSQ, with the same results in this term; f64: ptxas expands it to MUFU.RSQ64H plus a
 //! refinement, so no Newton step of ours; where four terms are grouped and their `r²` are
 //! positive normals, the same sequence written out without ptxas's slow-path call). The tiled
-//! kernels stage the
-//! tile with `st.shared`/`ld.shared` on 32-bit shared addresses (SASS `LDS.128`, the device
+//! kernels stage the tile with `st.shared`/`ld.shared` on 32-bit shared addresses (SASS `LDS.128`, the device
 //! prelude's `shared_addr` and `ld_shared_v4_*`/`st_shared_v4_*`).
 //!
 //! Split kernels (`nbody_split_{f32,f64}{,_fast}`, [`split_stage`]) sum each body's pairs over
@@ -23,7 +23,10 @@
 //! `split_shift(N) > 0`, for a whole system and for a rank's bodies alike. The kernels above
 //! are the `S = 1` case, unchanged.
 
-use lockstep_cuda_std::math::{positive_normal_f64, rsqrt_approx_f64, rsqrt_approx_f64_normal, rsqrt_approx_ftz_f32};
+use lockstep_cuda_std::math::{
+    div_rn_f32_inline, div_rn_f32_inline_range, positive_normal_f64, rsqrt_approx_f64, rsqrt_approx_f64_normal,
+    rsqrt_approx_ftz_f32, sqrt_rn_f32_inline, sqrt_rn_f32_inline_range,
+};
 use lockstep_cuda_std::prelude::*;
 use lockstep_cuda_std::warp::WarpShuffleValue;
 use lockstep_shared::nbody::{
@@ -100,7 +103,52 @@ pub(crate) trait Pair<T: Real> {
 pub(crate) struct Exact;
 pub(crate) struct Fast;
 
-impl<T: Real> Pair<T> for Exact {
+/// The exact term's two correctly rounded operations over a group of four `j`.
+pub(crate) trait ExactGroup: Real {
+    /// Four correctly rounded square roots.
+    #[inline(always)]
+    fn sqrt4(x: [Self; 4]) -> [Self; 4] {
+        [x[0].sqrt(), x[1].sqrt(), x[2].sqrt(), x[3].sqrt()]
+    }
+    /// Four correctly rounded quotients.
+    #[inline(always)]
+    fn div4(a: [Self; 4], b: [Self; 4]) -> [Self; 4] {
+        [a[0] / b[0], a[1] / b[1], a[2] / b[2], a[3] / b[3]]
+    }
+}
+
+/// f64 exact is not grouped (see [`Exact`]'s `GROUPED`).
+impl ExactGroup for f64 {}
+
+/// When the group's four operands are in range — always, unless r² is below 2^−101, a mass or
+/// `r²·r` outside `[2^−60, 2^60)` (a massless body, ε = 0 with coincident bodies, extreme
+/// scales) — ptxas's inline paths of `sqrt.rn.f32` and `div.rn.f32` written out (cuda-std
+/// `math.rs`: the same results), so the four chains interleave; otherwise `sqrt` and `/` as they
+/// are. Measured (H100, `bench/results/nbody-exact-inline-2026-11-27.md`): exact f32 RK4 step
+/// at N = 1,024 22.3 → 18.8 µs, interactions/s +6–10% at N = 4,096 … 262,144.
+impl ExactGroup for f32 {
+    #[inline(always)]
+    fn sqrt4(x: [f32; 4]) -> [f32; 4] {
+        let ok = |i: usize| sqrt_rn_f32_inline_range(x[i]);
+        if ok(0) & ok(1) & ok(2) & ok(3) {
+            [sqrt_rn_f32_inline(x[0]), sqrt_rn_f32_inline(x[1]), sqrt_rn_f32_inline(x[2]), sqrt_rn_f32_inline(x[3])]
+        } else {
+            [x[0].sqrt(), x[1].sqrt(), x[2].sqrt(), x[3].sqrt()]
+        }
+    }
+    #[inline(always)]
+    fn div4(a: [f32; 4], b: [f32; 4]) -> [f32; 4] {
+        let ok = |i: usize| div_rn_f32_inline_range(a[i], b[i]);
+        if ok(0) & ok(1) & ok(2) & ok(3) {
+            let q = |i: usize| div_rn_f32_inline(a[i], b[i]);
+            [q(0), q(1), q(2), q(3)]
+        } else {
+            [a[0] / b[0], a[1] / b[1], a[2] / b[2], a[3] / b[3]]
+        }
+    }
+}
+
+impl<T: ExactGroup> Pair<T> for Exact {
     /// f32 only: there the grouping keeps 48 registers (64 warps → 40 per SM at most, still
     /// plenty); in f64 it needs 88 (occupancy halves) and f64 exact already leads its peer.
     const GROUPED: bool = core::mem::size_of::<T>() == 4;
@@ -120,13 +168,9 @@ impl<T: Real> Pair<T> for Exact {
             exact_diff_r2(xi, b[2], eps2),
             exact_diff_r2(xi, b[3], eps2),
         ];
-        let r = [p[0].1.sqrt(), p[1].1.sqrt(), p[2].1.sqrt(), p[3].1.sqrt()];
-        let s = [
-            exact_scale(b[0].w, p[0].1, r[0]),
-            exact_scale(b[1].w, p[1].1, r[1]),
-            exact_scale(b[2].w, p[2].1, r[2]),
-            exact_scale(b[3].w, p[3].1, r[3]),
-        ];
+        let r = T::sqrt4([p[0].1, p[1].1, p[2].1, p[3].1]);
+        let d = [p[0].1 * r[0], p[1].1 * r[1], p[2].1 * r[2], p[3].1 * r[3]];
+        let s = T::div4([b[0].w, b[1].w, b[2].w, b[3].w], d);
         let acc = exact_add(acc, p[0].0, s[0]);
         let acc = exact_add(acc, p[1].0, s[1]);
         let acc = exact_add(acc, p[2].0, s[2]);
