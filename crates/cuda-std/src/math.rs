@@ -110,8 +110,11 @@ pub fn div_rn_f32_inline_range(a: f32, b: f32) -> bool {
 /// scaling `a` or `b` by a power of two scales every value by it (`MUFU.RCP` included: it
 /// approximates from the significand) and the result depends on the two significands alone;
 /// for every pair of significands ptxas takes this very path with both exponents zero, where
-/// `div.rn` is its correctly rounded quotient. Tested on the GPU: the exact n-body suites (GPU
-/// = CPU bit for bit) and the CLI's trajectories against the module before.
+/// `div.rn` is its correctly rounded quotient. Checked exhaustively on the GPU
+/// (`scripts/check_inline_sqrt_div.py`: every pair of significands in `[1, 2)`, 2^46, plus 2^32
+/// random in-range pairs and the range's corners give `div.rn.f32`'s bits; every f32 in
+/// [`sqrt_rn_f32_inline_range`] gives `sqrt.rn.f32`'s), and by the exact n-body suites (GPU =
+/// CPU bit for bit).
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 pub fn div_rn_f32_inline(a: f32, b: f32) -> f32 {
