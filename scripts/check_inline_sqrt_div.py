@@ -12,6 +12,10 @@ and `div.rn.f32`:
   significands and exponent fields in 67..=186, plus every significand of `a` against 1,024
   significands of `b` at the four corners of the exponent range.
 
+The kernels below mirror the two Rust functions' PTX (the module's `nbody_shared_f32` shows it:
+`rsqrt.approx.ftz.f32`, `mul.rn.f32`, `neg.f32`, `fma.rn.f32`; `rcp.approx.ftz.f32`, `neg.f32`,
+five `fma.rn.f32`): a change to either sequence must be made here too.
+
 Usage (on the GPU machine): python3 scripts/check_inline_sqrt_div.py [--quick]
 (`--quick`: 1/64 of the significand pairs). Exit status 0 when nothing differs.
 """

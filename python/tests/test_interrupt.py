@@ -2,6 +2,7 @@
 the same KeyboardInterrupt a terminal's SIGINT does)."""
 
 import _thread
+import signal
 import threading
 import time
 
@@ -12,6 +13,10 @@ import lockstep
 
 
 def interrupted_within(seconds, fn):
+    # Python's own Ctrl-C handler, as in a terminal: a process started in the background without
+    # job control (`cmd &` in a script, `nohup`) inherits SIGINT ignored, and then
+    # `interrupt_main` does nothing and the run would go on for hours.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.3, _thread.interrupt_main)
     t = time.perf_counter()
     timer.start()
@@ -21,6 +26,7 @@ def interrupted_within(seconds, fn):
             time.sleep(5)  # the call finished first: wait for the interrupt so it is not stray
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     elapsed = time.perf_counter() - t
     assert elapsed < 0.3 + seconds, f"took {elapsed:.2f} s"
 
