@@ -30,8 +30,8 @@ use lockstep_cuda_std::math::{
 use lockstep_cuda_std::prelude::*;
 use lockstep_cuda_std::warp::WarpShuffleValue;
 use lockstep_shared::nbody::{
-    Real, Rk4, V4, accel_with, accumulate_exact, accumulate_fast, combine, exact_add, exact_diff_r2, exact_scale,
-    fast_diff_r2, interacts, lane_add, scale_accel, stage_position,
+    Real, Rk4, V4, accel_with, accumulate_exact, accumulate_fast, combine, exact_add, exact_denominator, exact_diff_r2,
+    fast_add, fast_diff_r2, interacts, lane_add, scale_accel, stage_position,
 };
 
 /// Bodies per shared-memory tile at most (= the largest block size).
@@ -169,7 +169,12 @@ impl<T: ExactGroup> Pair<T> for Exact {
             exact_diff_r2(xi, b[3], eps2),
         ];
         let r = T::sqrt4([p[0].1, p[1].1, p[2].1, p[3].1]);
-        let d = [p[0].1 * r[0], p[1].1 * r[1], p[2].1 * r[2], p[3].1 * r[3]];
+        let d = [
+            exact_denominator(p[0].1, r[0]),
+            exact_denominator(p[1].1, r[1]),
+            exact_denominator(p[2].1, r[2]),
+            exact_denominator(p[3].1, r[3]),
+        ];
         let s = T::div4([b[0].w, b[1].w, b[2].w, b[3].w], d);
         let acc = exact_add(acc, p[0].0, s[0]);
         let acc = exact_add(acc, p[1].0, s[1]);
@@ -212,21 +217,20 @@ impl Pair<f64> for Fast {
     /// otherwise the four terms as they are.
     #[inline(always)]
     fn term4(acc: [f64; 3], xi: V4<f64>, b: [V4<f64>; 4], eps2: f64) -> [f64; 3] {
-        let normal = positive_normal_f64(fast_diff_r2(xi, b[0], eps2).1)
-            & positive_normal_f64(fast_diff_r2(xi, b[1], eps2).1)
-            & positive_normal_f64(fast_diff_r2(xi, b[2], eps2).1)
-            & positive_normal_f64(fast_diff_r2(xi, b[3], eps2).1);
-        if normal {
-            let acc = accumulate_fast(acc, xi, b[0], eps2, rsqrt_approx_f64_normal);
-            let acc = accumulate_fast(acc, xi, b[1], eps2, rsqrt_approx_f64_normal);
-            let acc = accumulate_fast(acc, xi, b[2], eps2, rsqrt_approx_f64_normal);
-            accumulate_fast(acc, xi, b[3], eps2, rsqrt_approx_f64_normal)
-        } else {
-            let acc = Self::term(acc, xi, b[0], eps2);
-            let acc = Self::term(acc, xi, b[1], eps2);
-            let acc = Self::term(acc, xi, b[2], eps2);
-            Self::term(acc, xi, b[3], eps2)
-        }
+        let p = [
+            fast_diff_r2(xi, b[0], eps2),
+            fast_diff_r2(xi, b[1], eps2),
+            fast_diff_r2(xi, b[2], eps2),
+            fast_diff_r2(xi, b[3], eps2),
+        ];
+        let four = |rsqrt: fn(f64) -> f64| {
+            let acc = fast_add(acc, p[0].0, p[0].1, b[0].w, rsqrt);
+            let acc = fast_add(acc, p[1].0, p[1].1, b[1].w, rsqrt);
+            let acc = fast_add(acc, p[2].0, p[2].1, b[2].w, rsqrt);
+            fast_add(acc, p[3].0, p[3].1, b[3].w, rsqrt)
+        };
+        let ok = |k: usize| positive_normal_f64(p[k].1);
+        if ok(0) & ok(1) & ok(2) & ok(3) { four(rsqrt_approx_f64_normal) } else { four(rsqrt_approx_f64) }
     }
 }
 

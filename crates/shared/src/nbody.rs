@@ -121,7 +121,13 @@ pub fn exact_diff_r2<T: Real>(xi: V4<T>, bj: V4<T>, eps2: T) -> ([T; 3], T) {
 /// Exact term, phase 2: `s = m_j / (r²·r)` with `r = sqrt(r²)` supplied (correctly rounded).
 #[inline(always)]
 pub fn exact_scale<T: Real>(m: T, r2: T, r: T) -> T {
-    m / (r2 * r)
+    m / exact_denominator(r2, r)
+}
+
+/// The divisor of [`exact_scale`], `r²·r` (for callers that divide by their own means).
+#[inline(always)]
+pub fn exact_denominator<T: Real>(r2: T, r: T) -> T {
+    r2 * r
 }
 
 /// Exact term, phase 3: `acc + d·s` per component.
@@ -135,10 +141,16 @@ pub fn exact_add<T: Real>(acc: [T; 3], d: [T; 3], s: T) -> [T; 3] {
 /// the exact reference with a tolerance.
 #[inline(always)]
 pub fn accumulate_fast<T: Real>(acc: [T; 3], xi: V4<T>, bj: V4<T>, eps2: T, rsqrt: impl Fn(T) -> T) -> [T; 3] {
-    let ([dx, dy, dz], r2) = fast_diff_r2(xi, bj, eps2);
+    let (d, r2) = fast_diff_r2(xi, bj, eps2);
+    fast_add(acc, d, r2, bj.w, rsqrt)
+}
+
+/// Fast term, second phase: `acc + d·m·rsqrt(r²)³` from [`fast_diff_r2`]'s `d` and `r²`.
+#[inline(always)]
+pub fn fast_add<T: Real>(acc: [T; 3], d: [T; 3], r2: T, m: T, rsqrt: impl Fn(T) -> T) -> [T; 3] {
     let inv = rsqrt(r2);
-    let s = bj.w * (inv * inv * inv);
-    [dx.mul_add(s, acc[0]), dy.mul_add(s, acc[1]), dz.mul_add(s, acc[2])]
+    let s = m * (inv * inv * inv);
+    [d[0].mul_add(s, acc[0]), d[1].mul_add(s, acc[1]), d[2].mul_add(s, acc[2])]
 }
 
 /// Fast term, first phase: `d = r_j − r_i` and `r² = fma(dx, dx, fma(dy, dy, fma(dz, dz, ε²)))`
