@@ -379,27 +379,40 @@ fn check_kernel_census(f: &lockstep_ptx_builder::census::FunctionCensus) {
         assert_eq!((f.approx, f.ftz), (0, 0), "{kernel}: approx/ftz in an exact kernel: {f:?}");
         return;
     }
-    // The f32 exact n-body tiled kernels write out ptxas's own inline paths of `sqrt.rn.f32` and
-    // `div.rn.f32` (cuda-std `sqrt_rn_f32_inline`, `div_rn_f32_inline`, taken only where they
-    // give those instructions' results): per term one `rsqrt.approx.ftz.f32` seed and 2 fma,
-    // one `rcp.approx.ftz.f32` seed and 5 fma. So every approximate instruction is one of those
-    // two flushed seeds, and 2·fma = 7·approx: a contraction, a stray `mul_add` or another
-    // approximation breaks it.
-    if NBODY_EXACT_INLINE.contains(&kernel) {
+    // The exact n-body tiled kernels that group terms write out ptxas's own inline paths of
+    // `sqrt.rn` and `div.rn` (cuda-std `sqrt_rn_f32_inline`, `div_rn_f32_inline`,
+    // `sqrt_rn_f64_inline`, `div_rn_f64_inline`, taken only where they give those instructions'
+    // results). Per f32 term: one `rsqrt.approx.ftz.f32` seed and 2 fma, one `rcp.approx.ftz.f32`
+    // seed and 5 fma, so 2·fma = 7·approx; per f64 term: one `rsqrt.approx.ftz.f64` seed and 5
+    // fma, one `rcp.approx.ftz.f64` seed and 7 fma, so fma = 6·approx. Every approximate
+    // instruction is one of its precision's two flushed seeds: a contraction, a stray `mul_add`
+    // or another approximation breaks the rule.
+    if let Some(&(_, seeds, fma_per_two_approx)) = NBODY_EXACT_INLINE.iter().find(|(k, _, _)| *k == kernel) {
         assert!(f.approx > 0 && f.approx == f.ftz, "{kernel}: approx/ftz other than the seeds: {f:?}");
         assert!(
-            f.ftz_mnemonics.iter().all(|m| m == "rsqrt.approx.ftz.f32" || m == "rcp.approx.ftz.f32"),
-            "{kernel}: a flushing instruction other than the two seeds: {f:?}"
+            f.ftz_mnemonics.iter().all(|m| seeds.contains(&m.as_str())),
+            "{kernel}: a flushing instruction other than the two seeds {seeds:?}: {f:?}"
         );
-        assert_eq!(2 * f.fma, 7 * f.approx, "{kernel}: fma other than the written-out paths': {f:?}");
+        assert_eq!(2 * f.fma, fma_per_two_approx * f.approx, "{kernel}: fma other than the written-out paths': {f:?}");
         return;
     }
     assert_eq!((f.fma, f.approx, f.ftz), (0, 0, 0), "{kernel}: fma/approx/ftz in an exact kernel: {f:?}");
 }
 
-/// The exact kernels that group f32 terms (`ExactGroup for f32` in the kernel crate's `nbody`).
-const NBODY_EXACT_INLINE: &[&str] =
-    &["nbody_shared_f32", "nbody_split_f32", "nbody_rank_shared_f32", "nbody_split_pdl_f32"];
+const SEEDS_F32: &[&str] = &["rsqrt.approx.ftz.f32", "rcp.approx.ftz.f32"];
+const SEEDS_F64: &[&str] = &["rsqrt.approx.ftz.f64", "rcp.approx.ftz.f64"];
+
+/// The exact kernels that group terms (`ExactGroup` in the kernel crate's `nbody`), their two
+/// seeds and the fma of one sqrt-and-division pair (two approximate instructions).
+const NBODY_EXACT_INLINE: &[(&str, &[&str], usize)] = &[
+    ("nbody_shared_f32", SEEDS_F32, 7),
+    ("nbody_split_f32", SEEDS_F32, 7),
+    ("nbody_rank_shared_f32", SEEDS_F32, 7),
+    ("nbody_split_pdl_f32", SEEDS_F32, 7),
+    ("nbody_shared_f64", SEEDS_F64, 12),
+    ("nbody_rank_shared_f64", SEEDS_F64, 12),
+    ("nbody_split_pdl_f64", SEEDS_F64, 12),
+];
 
 /// Only the libm kernel may use a local stack (libm's sin reduction keeps an array there).
 /// (The bridge's f64 generators no longer call libm `exp`, whose `force_eval!` kept an 8-byte

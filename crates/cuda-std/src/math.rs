@@ -1,8 +1,9 @@
 //! Approximate math instructions, for kernels whose name says they are fast (`*_fast`): never
 //! bit-reproducible across GPUs or against a CPU. Exact kernels must not call these (the PTX
 //! census and `tests/tidy.rs` check for `.approx`) — except through the written-out inline paths
-//! of ptxas's correctly rounded `sqrt.rn.f32` and `div.rn.f32` below (`sqrt_rn_f32_inline`,
-//! `div_rn_f32_inline`), which give those instructions' results where their range tests hold.
+//! of ptxas's correctly rounded `sqrt.rn` and `div.rn` below (`sqrt_rn_f32_inline`,
+//! `div_rn_f32_inline`, `sqrt_rn_f64_inline`, `div_rn_f64_inline`), which give those
+//! instructions' results where their range tests hold.
 
 #[cfg(target_arch = "nvptx64")]
 use core::arch::asm;
@@ -127,9 +128,89 @@ pub fn div_rn_f32_inline(a: f32, b: f32) -> f32 {
     mul_add(r1, mul_add(-b, q0, a), q0)
 }
 
+/// Whether ptxas's `sqrt.rn.f64` takes its inline path for `x` — its own test (SASS of sm_90:
+/// upper word minus `0x0350_0000` below `0x7ca0_0000`, unsigned), true for the finite
+/// `x ≥ 2^−970` — where `sqrt_rn_f64_inline` (device only) equals `sqrt.rn.f64`.
+#[inline(always)]
+pub fn sqrt_rn_f64_inline_range(x: f64) -> bool {
+    ((x.to_bits() >> 32) as u32).wrapping_sub(0x0350_0000) < 0x7ca0_0000
+}
+
+/// `sqrt.rn.f64` (the correctly rounded `√x`) for `x` in [`sqrt_rn_f64_inline_range`], written
+/// out as ptxas's inline path is (SASS of sm_90): the seed `y` has `MUFU.RSQ64H(x)`
+/// (`rsqrt.approx.ftz.f64`, upper word) above and `hi(x) + 0xfcb0_0000` below (ptxas reuses its
+/// range test's register as the lower word), `e = fma(x, −y², 1)`, `y₁ = fma(fma(e, 0.375, 0.5),
+/// y·e, y)`, `s = x·y₁`, `h = y₁` with its upper word less `0x0010_0000`, `fma(fma(s, −s, x), h,
+/// s)` — the same operations on the same values, so the same result (`sqrt.rn.f64`'s: ptxas
+/// returns this path's value whenever its test holds), without the region ptxas wraps around
+/// its slow-path call, which it never interleaves with other work.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub fn sqrt_rn_f64_inline(x: f64) -> f64 {
+    use core::f64::math::mul_add;
+    let y0: f64;
+    // SAFETY: a register-to-register instruction with no preconditions.
+    unsafe {
+        asm!("rsqrt.approx.ftz.f64 {r}, {x};", r = out(reg64) y0, x = in(reg64) x, options(pure, nomem, nostack))
+    };
+    let hi_x = (x.to_bits() >> 32) as u32;
+    let y = with_lower_word(y0, hi_x.wrapping_add(0xfcb0_0000));
+    let e = mul_add(x, -(y * y), 1.0);
+    let y1 = mul_add(mul_add(e, 0.375, 0.5), y * e, y);
+    let s = x * y1;
+    let hi_y1 = (y1.to_bits() >> 32) as u32;
+    let h = f64::from_bits(((hi_y1.wrapping_sub(0x0010_0000) as u64) << 32) | (y1.to_bits() & 0xffff_ffff));
+    mul_add(mul_add(s, -s, x), h, s)
+}
+
+/// Whether `div_rn_f64_inline(a, b)` (device only) is `div.rn.f64`'s `a / b`: both finite with
+/// `|a|, |b| ∈ [2^−500, 2^500)` (exponent fields 523..=1522).
+#[inline(always)]
+pub fn div_rn_f64_inline_range(a: f64, b: f64) -> bool {
+    // The exponent field in the top 11 bits of the upper word (the sign shifted out), less 523:
+    // below 1000 in range.
+    let e = |x: f64| (((x.to_bits() >> 32) as u32) << 1).wrapping_sub(523 << 21);
+    e(a).max(e(b)) < 1000 << 21
+}
+
+/// `div.rn.f64` (the correctly rounded `a / b`) for operands in [`div_rn_f64_inline_range`],
+/// written out as ptxas's inline path is (SASS of sm_90): the seed `y` has `MUFU.RCP64H(b)`
+/// (`rcp.approx.ftz.f64`, upper word) above and `1` below, `t = fma(−b, y, 1)`, `y₁ = fma(y,
+/// fma(t, t, t), y)`, `y₂ = fma(y₁, fma(−b, y₁, 1), y₁)`, `q₀ = a·y₂`, `fma(y₂, fma(−b, q₀, a),
+/// q₀)`. ptxas returns that value when its two tests pass — the upper word of `a` read as an
+/// f32 at least `0x0360_0000` in magnitude (`|a| ≥ 2^−969`), and `0·hi(b) + hi(q)` read as f32s
+/// above `0x0010_0000` in magnitude and not NaN (`|b| < 2^1017`, `|q| > 2^−1022`, `|q| <
+/// 2^1017`) — and calls a slow path otherwise; in this range both pass (`|q| ∈ (2^−1001,
+/// 2^1001)`), so this sequence is `div.rn.f64`'s result. Checked on the GPU against
+/// `div.rn.f64` (`scripts/check_inline_sqrt_div.py`) and by the exact n-body suites.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub fn div_rn_f64_inline(a: f64, b: f64) -> f64 {
+    use core::f64::math::mul_add;
+    let r0: f64;
+    // SAFETY: a register-to-register instruction with no preconditions.
+    unsafe { asm!("rcp.approx.ftz.f64 {r}, {x};", r = out(reg64) r0, x = in(reg64) b, options(pure, nomem, nostack)) };
+    let y = with_lower_word(r0, 1);
+    let t = mul_add(-b, y, 1.0);
+    let y1 = mul_add(y, mul_add(t, t, t), y);
+    let y2 = mul_add(y1, mul_add(-b, y1, 1.0), y1);
+    let q0 = a * y2;
+    mul_add(y2, mul_add(-b, q0, a), q0)
+}
+
+/// `x`'s upper word above `lo`.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+fn with_lower_word(x: f64, lo: u32) -> f64 {
+    f64::from_bits((x.to_bits() & 0xffff_ffff_0000_0000) | lo as u64)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{div_rn_f32_inline_range, positive_normal_f64, sqrt_rn_f32_inline_range};
+    use super::{
+        div_rn_f32_inline_range, div_rn_f64_inline_range, positive_normal_f64, sqrt_rn_f32_inline_range,
+        sqrt_rn_f64_inline_range,
+    };
 
     #[test]
     fn positive_normal_is_ptxas_range_test() {
@@ -167,6 +248,34 @@ mod tests {
         for bad in [below, -below, hi, -hi, 0.0, -0.0, f32::from_bits(1), f32::INFINITY, f32::NAN, f32::MAX] {
             assert!(!div_rn_f32_inline_range(bad, 1.0), "{bad:e} / 1");
             assert!(!div_rn_f32_inline_range(1.0, bad), "1 / {bad:e}");
+        }
+    }
+
+    #[test]
+    fn sqrt_f64_inline_range_is_ptxas_test() {
+        let lo = f64::from_bits(0x0350_0000 << 32); // 2^−970
+        for x in [lo, 1.0, 1e-290, 1e300, f64::MAX] {
+            assert!(sqrt_rn_f64_inline_range(x), "{x:e}");
+        }
+        let below = f64::from_bits(lo.to_bits() - 1);
+        for x in
+            [below, 0.0, -0.0, f64::MIN_POSITIVE, f64::from_bits(1), -1.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN]
+        {
+            assert!(!sqrt_rn_f64_inline_range(x), "{x:e}");
+        }
+    }
+
+    #[test]
+    fn div_f64_inline_range_is_both_magnitudes_in_2_pow_minus_500_to_500() {
+        let (lo, hi) = (2f64.powi(-500), 2f64.powi(500));
+        let below = f64::from_bits(lo.to_bits() - 1);
+        let top = f64::from_bits(hi.to_bits() - 1);
+        for (a, b) in [(lo, lo), (-lo, top), (top, -top), (1.0, 1.0), (-3.5, 1e-120), (1e150, 2e-150)] {
+            assert!(div_rn_f64_inline_range(a, b), "{a:e} / {b:e}");
+        }
+        for bad in [below, -below, hi, -hi, 0.0, -0.0, f64::from_bits(1), f64::INFINITY, f64::NAN, f64::MAX] {
+            assert!(!div_rn_f64_inline_range(bad, 1.0), "{bad:e} / 1");
+            assert!(!div_rn_f64_inline_range(1.0, bad), "1 / {bad:e}");
         }
     }
 }

@@ -8,9 +8,10 @@
 //! reads all of `src`, which the launcher guarantees is none of the written buffers.
 //!
 //! Exact kernels (`nbody_{global,shared}_{f32,f64}`) sum the pair terms in increasing `j` with
-//! `accumulate_exact` — the tiled one walks tiles and slots in that same order; in f32 it groups
-//! four terms and writes out ptxas's `sqrt.rn`/`div.rn` inline paths where they give the same
-//! results ([`ExactGroup`]) — so both equal the CPU bit for bit. Fast kernels (`..._fast`) use FMA and `rsqrt.approx` (f32: the `.ftz` form, one
+//! `accumulate_exact` — the tiled one walks tiles and slots in that same order; where it groups
+//! four terms (f32 everywhere, f64 in the shared and waiting kernels) it writes out ptxas's
+//! `sqrt.rn`/`div.rn` inline paths where they give the same results ([`ExactGroup`]) — so both
+//! equal the CPU bit for bit. Fast kernels (`..._fast`) use FMA and `rsqrt.approx` (f32: the `.ftz` form, one
 //! MUFU.RSQ, with the same results in this term; f64: ptxas expands it to MUFU.RSQ64H plus a
 //! refinement, so no Newton step of ours; where four terms are grouped and their `r²` are
 //! positive normals, the same sequence written out without ptxas's slow-path call). The tiled
@@ -24,8 +25,9 @@
 //! are the `S = 1` case, unchanged.
 
 use lockstep_cuda_std::math::{
-    div_rn_f32_inline, div_rn_f32_inline_range, positive_normal_f64, rsqrt_approx_f64, rsqrt_approx_f64_normal,
-    rsqrt_approx_ftz_f32, sqrt_rn_f32_inline, sqrt_rn_f32_inline_range,
+    div_rn_f32_inline, div_rn_f32_inline_range, div_rn_f64_inline, div_rn_f64_inline_range, positive_normal_f64,
+    rsqrt_approx_f64, rsqrt_approx_f64_normal, rsqrt_approx_ftz_f32, sqrt_rn_f32_inline, sqrt_rn_f32_inline_range,
+    sqrt_rn_f64_inline, sqrt_rn_f64_inline_range,
 };
 use lockstep_cuda_std::prelude::*;
 use lockstep_cuda_std::warp::WarpShuffleValue;
@@ -103,22 +105,54 @@ pub(crate) trait Pair<T: Real> {
 pub(crate) struct Exact;
 pub(crate) struct Fast;
 
-/// The exact term's two correctly rounded operations over a group of four `j`.
+/// The exact term's two correctly rounded operations over a group of four `j`, and where the
+/// tiled kernels group them.
 pub(crate) trait ExactGroup: Real {
+    /// [`Pair::GROUPED`] for the exact term.
+    const GROUPED: bool;
+    /// [`Pair::SPLIT_GROUPED`] for the exact term.
+    const SPLIT_GROUPED: bool;
+    /// [`Pair::WAITING_GROUPED`] for the exact term.
+    const WAITING_GROUPED: bool;
     /// Four correctly rounded square roots.
-    #[inline(always)]
-    fn sqrt4(x: [Self; 4]) -> [Self; 4] {
-        [x[0].sqrt(), x[1].sqrt(), x[2].sqrt(), x[3].sqrt()]
-    }
+    fn sqrt4(x: [Self; 4]) -> [Self; 4];
     /// Four correctly rounded quotients.
-    #[inline(always)]
-    fn div4(a: [Self; 4], b: [Self; 4]) -> [Self; 4] {
-        [a[0] / b[0], a[1] / b[1], a[2] / b[2], a[3] / b[3]]
-    }
+    fn div4(a: [Self; 4], b: [Self; 4]) -> [Self; 4];
 }
 
-/// f64 exact is not grouped (see [`Exact`]'s `GROUPED`).
-impl ExactGroup for f64 {}
+/// When the group's four operands are in range — always, unless r² is below 2^−970, a mass or
+/// `r²·r` outside `[2^−500, 2^500)` (a massless body, ε = 0 with coincident bodies, extreme
+/// scales) — ptxas's inline paths of `sqrt.rn.f64` and `div.rn.f64` written out (cuda-std
+/// `math.rs`: the same results), so the four chains interleave; otherwise `sqrt` and `/` as they
+/// are. Grouped where it was measured faster (H100,
+/// `bench/results/nbody-f64exact-inline-2026-11-27.md`): the shared kernel (one lane per body,
+/// N = 262,144 +3.7%) and the waiting split kernels (RK4 step at N = 1,024 −16%, 2,048 −10%);
+/// the portable split kernels stay ungrouped (grouped: +5.6% at 4 lanes, but −2 to −5% at 16
+/// and 32 lanes and the N = 4,096 step +4.5%, at every block size tried; 64 → 92 registers).
+impl ExactGroup for f64 {
+    const GROUPED: bool = true;
+    const SPLIT_GROUPED: bool = false;
+    const WAITING_GROUPED: bool = true;
+    #[inline(always)]
+    fn sqrt4(x: [f64; 4]) -> [f64; 4] {
+        let ok = |i: usize| sqrt_rn_f64_inline_range(x[i]);
+        if ok(0) & ok(1) & ok(2) & ok(3) {
+            [sqrt_rn_f64_inline(x[0]), sqrt_rn_f64_inline(x[1]), sqrt_rn_f64_inline(x[2]), sqrt_rn_f64_inline(x[3])]
+        } else {
+            [x[0].sqrt(), x[1].sqrt(), x[2].sqrt(), x[3].sqrt()]
+        }
+    }
+    #[inline(always)]
+    fn div4(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
+        let ok = |i: usize| div_rn_f64_inline_range(a[i], b[i]);
+        if ok(0) & ok(1) & ok(2) & ok(3) {
+            let q = |i: usize| div_rn_f64_inline(a[i], b[i]);
+            [q(0), q(1), q(2), q(3)]
+        } else {
+            [a[0] / b[0], a[1] / b[1], a[2] / b[2], a[3] / b[3]]
+        }
+    }
+}
 
 /// When the group's four operands are in range — always, unless r² is below 2^−101, a mass or
 /// `r²·r` outside `[2^−60, 2^60)` (a massless body, ε = 0 with coincident bodies, extreme
@@ -127,6 +161,9 @@ impl ExactGroup for f64 {}
 /// are. Measured (H100, `bench/results/nbody-exact-inline-2026-11-27.md`): exact f32 RK4 step
 /// at N = 1,024 22.3 → 18.8 µs, interactions/s +6–10% at N = 4,096 … 262,144.
 impl ExactGroup for f32 {
+    const GROUPED: bool = true;
+    const SPLIT_GROUPED: bool = true;
+    const WAITING_GROUPED: bool = true;
     #[inline(always)]
     fn sqrt4(x: [f32; 4]) -> [f32; 4] {
         let ok = |i: usize| sqrt_rn_f32_inline_range(x[i]);
@@ -149,9 +186,9 @@ impl ExactGroup for f32 {
 }
 
 impl<T: ExactGroup> Pair<T> for Exact {
-    /// f32 only: there the grouping keeps 48 registers (64 warps → 40 per SM at most, still
-    /// plenty); in f64 it needs 88 (occupancy halves) and f64 exact already leads its peer.
-    const GROUPED: bool = core::mem::size_of::<T>() == 4;
+    const GROUPED: bool = T::GROUPED;
+    const SPLIT_GROUPED: bool = T::SPLIT_GROUPED;
+    const WAITING_GROUPED: bool = T::WAITING_GROUPED;
     #[inline(always)]
     fn term(acc: [T; 3], xi: V4<T>, bj: V4<T>, eps2: T) -> [T; 3] {
         accumulate_exact(acc, xi, bj, eps2)
