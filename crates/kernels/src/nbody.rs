@@ -126,7 +126,7 @@ pub(crate) trait ExactGroup: Real {
 /// `math.rs`: the same results), so the four chains interleave; otherwise `sqrt` and `/` as they
 /// are. Grouped where it was measured faster (H100,
 /// `bench/results/nbody-f64exact-inline-2026-11-27.md`): the shared kernel (one lane per body,
-/// N = 262,144 +3.7%) and the waiting split kernels (RK4 step at N = 1,024 −16%, 2,048 −10%);
+/// N = 262,144 +3.6%) and the waiting split kernels (RK4 step at N = 1,024 −17%, 2,048 −8%);
 /// the portable split kernels stay ungrouped (grouped: +5.6% at 4 lanes, but −2 to −5% at 16
 /// and 32 lanes and the N = 4,096 step +4.5%, at every block size tried; 64 → 92 registers).
 impl ExactGroup for f64 {
