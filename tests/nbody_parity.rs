@@ -214,6 +214,50 @@ proptest! {
     }
 }
 
+/// Fast mode, one lane per body: the shared kernel (tiles; in f64 four terms grouped, with the
+/// written-out `rsqrt.approx.f64` where it applies) equals the global one bit for bit — both
+/// make the same pair-term calls in the same `j` order — at body counts around one to four
+/// blocks, and with ε = 0 and coincident bodies (NaN in the same places).
+fn fast_shared_equals_global<T: NbodyFloat + lockstep_parity::Bits>(
+    n: usize,
+    steps: u64,
+    block: u32,
+    seed: u64,
+    zero_eps: bool,
+    coincide: bool,
+) -> Result<(), TestCaseError> {
+    let (p, s0) = setup::<T>(n, seed, zero_eps, coincide);
+    let gpu = gpu_or_skip!();
+    let mut runs = Vec::new();
+    for method in [Method::Global, Method::Shared] {
+        let nb = fitting(gpu, block, method, Mode::Fast, T::NAME, Some(0))?;
+        let mut got = s0.clone();
+        nb.run(method, Mode::Fast, &p, &mut got, steps)?;
+        runs.push(got);
+    }
+    let what = format!("fast {} shared vs global, n={n}, steps={steps}, block={block}, {p:?}", T::NAME);
+    assert_bits_eq(&format!("{what} positions"), &runs[1].pos, &runs[0].pos, |i| {
+        format!("body {} component {}", i / 4, i % 4)
+    })?;
+    assert_bits_eq(&format!("{what} velocities"), &runs[1].vel, &runs[0].vel, |i| {
+        format!("body {} component {}", i / 4, i % 4)
+    })
+}
+
+proptest! {
+    #![proptest_config(small_config())]
+
+    #[test]
+    fn nbody_shared_fast_equals_global_bit_for_bit(block in blocks(), k in 0usize..4, d in 0usize..3, steps in 1u64..3,
+                                                  seed: u64, zero_eps in proptest::bool::weighted(0.2),
+                                                  coincide in proptest::bool::weighted(0.2), f64_ in any::<bool>()) {
+        // n near one, two, three and four blocks (tiles).
+        let n = ((k + 1) * block as usize + d).saturating_sub(1).max(2);
+        if f64_ { fast_shared_equals_global::<f64>(n, steps, block, seed, zero_eps, coincide)?; }
+        else { fast_shared_equals_global::<f32>(n, steps, block, seed, zero_eps, coincide)?; }
+    }
+}
+
 /// Larger systems (several tiles, partial last tile) for both kernels and precisions, with one
 /// lane per body and with the default split of N (32 lanes here).
 #[test]
