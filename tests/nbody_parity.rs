@@ -94,6 +94,15 @@ fn exact_case<T: NbodyFloat + lockstep_parity::Bits>(
         T::NAME,
         nb.shift_for(n)
     );
+    assert_same_state(&what, &got, &want)
+}
+
+/// Positions and velocities equal bit for bit.
+fn assert_same_state<T: NbodyFloat + lockstep_parity::Bits>(
+    what: &str,
+    got: &System<T>,
+    want: &System<T>,
+) -> Result<(), TestCaseError> {
     assert_bits_eq(&format!("{what} positions"), &got.pos, &want.pos, |i| {
         format!("body {} component {}", i / 4, i % 4)
     })?;
@@ -236,12 +245,7 @@ fn fast_shared_equals_global<T: NbodyFloat + lockstep_parity::Bits>(
         runs.push(got);
     }
     let what = format!("fast {} shared vs global, n={n}, steps={steps}, block={block}, {p:?}", T::NAME);
-    assert_bits_eq(&format!("{what} positions"), &runs[1].pos, &runs[0].pos, |i| {
-        format!("body {} component {}", i / 4, i % 4)
-    })?;
-    assert_bits_eq(&format!("{what} velocities"), &runs[1].vel, &runs[0].vel, |i| {
-        format!("body {} component {}", i / 4, i % 4)
-    })
+    assert_same_state(&what, &runs[1], &runs[0])
 }
 
 proptest! {

@@ -114,10 +114,36 @@ pub(crate) trait ExactGroup: Real {
     const SPLIT_GROUPED: bool;
     /// [`Pair::WAITING_GROUPED`] for the exact term.
     const WAITING_GROUPED: bool;
-    /// Four correctly rounded square roots.
-    fn sqrt4(x: [Self; 4]) -> [Self; 4];
-    /// Four correctly rounded quotients.
-    fn div4(a: [Self; 4], b: [Self; 4]) -> [Self; 4];
+    /// Whether [`ExactGroup::sqrt_inline`]`(x)` is `x.sqrt()`.
+    fn sqrt_inline_range(x: Self) -> bool;
+    /// The written-out correctly rounded square root (cuda-std `math.rs`).
+    fn sqrt_inline(x: Self) -> Self;
+    /// Whether [`ExactGroup::div_inline`]`(a, b)` is `a / b`.
+    fn div_inline_range(a: Self, b: Self) -> bool;
+    /// The written-out correctly rounded division (cuda-std `math.rs`).
+    fn div_inline(a: Self, b: Self) -> Self;
+    /// Four correctly rounded square roots: written out when all four are in range (straight-line
+    /// code ptxas interleaves), else `sqrt`.
+    #[inline(always)]
+    fn sqrt4(x: [Self; 4]) -> [Self; 4] {
+        let ok = |i: usize| Self::sqrt_inline_range(x[i]);
+        if ok(0) & ok(1) & ok(2) & ok(3) {
+            [Self::sqrt_inline(x[0]), Self::sqrt_inline(x[1]), Self::sqrt_inline(x[2]), Self::sqrt_inline(x[3])]
+        } else {
+            [x[0].sqrt(), x[1].sqrt(), x[2].sqrt(), x[3].sqrt()]
+        }
+    }
+    /// Four correctly rounded quotients: written out when all four are in range, else `/`.
+    #[inline(always)]
+    fn div4(a: [Self; 4], b: [Self; 4]) -> [Self; 4] {
+        let ok = |i: usize| Self::div_inline_range(a[i], b[i]);
+        if ok(0) & ok(1) & ok(2) & ok(3) {
+            let q = |i: usize| Self::div_inline(a[i], b[i]);
+            [q(0), q(1), q(2), q(3)]
+        } else {
+            [a[0] / b[0], a[1] / b[1], a[2] / b[2], a[3] / b[3]]
+        }
+    }
 }
 
 /// When the group's four operands are in range — always, unless r² is below 2^−970, a mass or
@@ -134,23 +160,20 @@ impl ExactGroup for f64 {
     const SPLIT_GROUPED: bool = false;
     const WAITING_GROUPED: bool = true;
     #[inline(always)]
-    fn sqrt4(x: [f64; 4]) -> [f64; 4] {
-        let ok = |i: usize| sqrt_rn_f64_inline_range(x[i]);
-        if ok(0) & ok(1) & ok(2) & ok(3) {
-            [sqrt_rn_f64_inline(x[0]), sqrt_rn_f64_inline(x[1]), sqrt_rn_f64_inline(x[2]), sqrt_rn_f64_inline(x[3])]
-        } else {
-            [x[0].sqrt(), x[1].sqrt(), x[2].sqrt(), x[3].sqrt()]
-        }
+    fn sqrt_inline_range(x: f64) -> bool {
+        sqrt_rn_f64_inline_range(x)
     }
     #[inline(always)]
-    fn div4(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
-        let ok = |i: usize| div_rn_f64_inline_range(a[i], b[i]);
-        if ok(0) & ok(1) & ok(2) & ok(3) {
-            let q = |i: usize| div_rn_f64_inline(a[i], b[i]);
-            [q(0), q(1), q(2), q(3)]
-        } else {
-            [a[0] / b[0], a[1] / b[1], a[2] / b[2], a[3] / b[3]]
-        }
+    fn sqrt_inline(x: f64) -> f64 {
+        sqrt_rn_f64_inline(x)
+    }
+    #[inline(always)]
+    fn div_inline_range(a: f64, b: f64) -> bool {
+        div_rn_f64_inline_range(a, b)
+    }
+    #[inline(always)]
+    fn div_inline(a: f64, b: f64) -> f64 {
+        div_rn_f64_inline(a, b)
     }
 }
 
@@ -165,23 +188,20 @@ impl ExactGroup for f32 {
     const SPLIT_GROUPED: bool = true;
     const WAITING_GROUPED: bool = true;
     #[inline(always)]
-    fn sqrt4(x: [f32; 4]) -> [f32; 4] {
-        let ok = |i: usize| sqrt_rn_f32_inline_range(x[i]);
-        if ok(0) & ok(1) & ok(2) & ok(3) {
-            [sqrt_rn_f32_inline(x[0]), sqrt_rn_f32_inline(x[1]), sqrt_rn_f32_inline(x[2]), sqrt_rn_f32_inline(x[3])]
-        } else {
-            [x[0].sqrt(), x[1].sqrt(), x[2].sqrt(), x[3].sqrt()]
-        }
+    fn sqrt_inline_range(x: f32) -> bool {
+        sqrt_rn_f32_inline_range(x)
     }
     #[inline(always)]
-    fn div4(a: [f32; 4], b: [f32; 4]) -> [f32; 4] {
-        let ok = |i: usize| div_rn_f32_inline_range(a[i], b[i]);
-        if ok(0) & ok(1) & ok(2) & ok(3) {
-            let q = |i: usize| div_rn_f32_inline(a[i], b[i]);
-            [q(0), q(1), q(2), q(3)]
-        } else {
-            [a[0] / b[0], a[1] / b[1], a[2] / b[2], a[3] / b[3]]
-        }
+    fn sqrt_inline(x: f32) -> f32 {
+        sqrt_rn_f32_inline(x)
+    }
+    #[inline(always)]
+    fn div_inline_range(a: f32, b: f32) -> bool {
+        div_rn_f32_inline_range(a, b)
+    }
+    #[inline(always)]
+    fn div_inline(a: f32, b: f32) -> f32 {
+        div_rn_f32_inline(a, b)
     }
 }
 
