@@ -56,11 +56,7 @@ pub fn positive_normal_f64(x: f64) -> bool {
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 pub fn rsqrt_approx_f64_normal(x: f64) -> f64 {
-    let y0: f64;
-    // SAFETY: a register-to-register instruction with no preconditions.
-    unsafe {
-        asm!("rsqrt.approx.ftz.f64 {r}, {x};", r = out(reg64) y0, x = in(reg64) x, options(pure, nomem, nostack))
-    };
+    let y0 = rsqrt_approx_ftz_f64(x);
     use core::f64::math::mul_add;
     let e = mul_add(x, -(y0 * y0), 1.0);
     mul_add(mul_add(e, 0.375, 0.5), y0 * e, y0)
@@ -148,18 +144,13 @@ pub fn sqrt_rn_f64_inline_range(x: f64) -> bool {
 #[inline(always)]
 pub fn sqrt_rn_f64_inline(x: f64) -> f64 {
     use core::f64::math::mul_add;
-    let y0: f64;
-    // SAFETY: a register-to-register instruction with no preconditions.
-    unsafe {
-        asm!("rsqrt.approx.ftz.f64 {r}, {x};", r = out(reg64) y0, x = in(reg64) x, options(pure, nomem, nostack))
-    };
     let hi_x = (x.to_bits() >> 32) as u32;
-    let y = with_lower_word(y0, hi_x.wrapping_add(0xfcb0_0000));
+    let y = with_lower_word(rsqrt_approx_ftz_f64(x), hi_x.wrapping_add(0xfcb0_0000));
     let e = mul_add(x, -(y * y), 1.0);
     let y1 = mul_add(mul_add(e, 0.375, 0.5), y * e, y);
     let s = x * y1;
-    let hi_y1 = (y1.to_bits() >> 32) as u32;
-    let h = f64::from_bits(((hi_y1.wrapping_sub(0x0010_0000) as u64) << 32) | (y1.to_bits() & 0xffff_ffff));
+    // The upper word less 0x0010_0000 (the lower word unchanged).
+    let h = f64::from_bits(y1.to_bits().wrapping_sub(1 << 52));
     mul_add(mul_add(s, -s, x), h, s)
 }
 
@@ -196,6 +187,17 @@ pub fn div_rn_f64_inline(a: f64, b: f64) -> f64 {
     let y2 = mul_add(y1, mul_add(-b, y1, 1.0), y1);
     let q0 = a * y2;
     mul_add(y2, mul_add(-b, q0, a), q0)
+}
+
+/// `rsqrt.approx.ftz.f64`: `MUFU.RSQ64H` on the upper word of `x` (SASS of sm_90), the lower
+/// word of the result zero — the seed of ptxas's `rsqrt.approx.f64` and `sqrt.rn.f64`.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+fn rsqrt_approx_ftz_f64(x: f64) -> f64 {
+    let r: f64;
+    // SAFETY: a register-to-register instruction with no preconditions.
+    unsafe { asm!("rsqrt.approx.ftz.f64 {r}, {x};", r = out(reg64) r, x = in(reg64) x, options(pure, nomem, nostack)) };
+    r
 }
 
 /// `x`'s upper word above `lo`.
