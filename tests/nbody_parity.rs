@@ -277,6 +277,37 @@ fn nbody_global_and_shared_agree_with_cpu_on_larger_systems() -> Result<(), Test
     Ok(())
 }
 
+/// The exact tiled kernels test a group of four once (its four `r²`) when every mass of its tile
+/// is in the division's range (reduced at the tile's barrier), and each operation's own group
+/// test otherwise: a tile with a massless body, one with a mass below that range and groups with
+/// a far body (`r²` above the group's range) take the other paths, with the CPU's bits. One lane
+/// (shared kernel), four lanes and the default split; blocks of 64, so that the other tiles
+/// take the one test.
+#[test]
+fn nbody_exact_tiles_outside_the_inline_ranges_equal_the_cpu() -> Result<(), TestCaseError> {
+    fn case<T: NbodyFloat + lockstep_parity::Bits>(tiny: f64, far: f64) -> Result<(), TestCaseError> {
+        let n = 64 * 5 + 13;
+        let (p, mut s0) = setup::<T>(n, 77, false, false);
+        s0.pos[4 * 70 + 3] = T::from_f64(0.0); // tile 1: a massless body
+        s0.pos[4 * 200 + 3] = T::from_f64(tiny); // tile 3: a mass below the division's range
+        for k in 0..3 {
+            s0.pos[4 * 300 + k] = T::from_f64(far * (k + 1) as f64); // tile 4: a far body
+        }
+        let gpu = gpu_or_skip!();
+        for shift in [Some(0), Some(2), None] {
+            let mut want = s0.clone();
+            cpu_run(&p, &mut want, 2, shift)?;
+            let nb = fitting(gpu, 64, Method::Shared, Mode::Exact, T::NAME, shift)?;
+            let mut got = s0.clone();
+            nb.run(Method::Shared, Mode::Exact, &p, &mut got, 2)?;
+            assert_same_state(&format!("{} shift={shift:?} {p:?}", T::NAME), &got, &want)?;
+        }
+        Ok(())
+    }
+    case::<f32>(2f64.powi(-70), 2f64.powi(21))?;
+    case::<f64>(2f64.powi(-520), 2f64.powi(170))
+}
+
 /// The default split at N where it changes (16 lanes from 8193), the launcher's own block, and
 /// a multi-step run that replays a CUDA graph (8 steps recorded, 11 run: 8 by the graph, 3
 /// plainly) against the same run without graphs: all the CPU's bits.

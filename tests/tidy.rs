@@ -410,6 +410,7 @@ const NBODY_EXACT_INLINE: &[(&str, &[&str], usize)] = &[
     ("nbody_rank_shared_f32", SEEDS_F32, 7),
     ("nbody_split_pdl_f32", SEEDS_F32, 7),
     ("nbody_shared_f64", SEEDS_F64, 12),
+    ("nbody_split_f64", SEEDS_F64, 12),
     ("nbody_rank_shared_f64", SEEDS_F64, 12),
     ("nbody_split_pdl_f64", SEEDS_F64, 12),
 ];

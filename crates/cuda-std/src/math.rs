@@ -90,9 +90,35 @@ pub fn sqrt_rn_f32_inline(x: f32) -> f32 {
 /// `|a|, |b| ∈ [2^−60, 2^60)` (exponent fields 67..=186).
 #[inline(always)]
 pub fn div_rn_f32_inline_range(a: f32, b: f32) -> bool {
-    // The exponent field in the top byte (the sign shifted out), less 67: below 120 in range.
-    let e = |x: f32| (x.to_bits() << 1).wrapping_sub(67 << 24);
-    e(a).max(e(b)) < 120 << 24
+    div_f32_exponent(a).max(div_f32_exponent(b)) < 120 << 24
+}
+
+/// The exponent field of `x` in the top byte (the sign shifted out), less 67: below `120 << 24`
+/// iff `|x| ∈ [2^−60, 2^60)`.
+#[inline(always)]
+fn div_f32_exponent(x: f32) -> u32 {
+    (x.to_bits() << 1).wrapping_sub(67 << 24)
+}
+
+/// Whether every `r²` of four exact n-body terms is in `[2^−40, 2^40)`: then each `√r²` is in
+/// [`sqrt_rn_f32_inline_range`], and with `r = √r²` (correctly rounded, so in `[2^−20, 2^20]`)
+/// the denominator `r²·r` lies in `[2^−60, 2^60 − 2^36]` (rounding is monotone and both ends are
+/// f32s), so for a mass in [`div_rn_f32_inline_operand`] `m / (r²·r)` is in
+/// [`div_rn_f32_inline_range`]: one test for both operations of four terms (the host tests below
+/// check the implication). Written as one maximum, which ptxas folds into its add-and-max
+/// instructions.
+#[inline(always)]
+pub fn nbody_r2_inline_range_f32(r2: [f32; 4]) -> bool {
+    // r² − 2^−40 below 2^40 − 2^−40 on the bit patterns (a negative or NaN r² wraps high).
+    let r = |k: usize| r2[k].to_bits().wrapping_sub(87 << 23);
+    r(0).max(r(1)).max(r(2)).max(r(3)) < 80 << 23
+}
+
+/// Whether `a` is in [`div_rn_f32_inline_range`]'s range for either operand: finite with
+/// `|a| ∈ [2^−60, 2^60)`.
+#[inline(always)]
+pub fn div_rn_f32_inline_operand(a: f32) -> bool {
+    div_f32_exponent(a) < 120 << 24
 }
 
 /// `div.rn.f32` (the correctly rounded `a / b`) for operands in [`div_rn_f32_inline_range`],
@@ -158,10 +184,32 @@ pub fn sqrt_rn_f64_inline(x: f64) -> f64 {
 /// `|a|, |b| ∈ [2^−500, 2^500)` (exponent fields 523..=1522).
 #[inline(always)]
 pub fn div_rn_f64_inline_range(a: f64, b: f64) -> bool {
-    // The exponent field in the top 11 bits of the upper word (the sign shifted out), less 523:
-    // below 1000 in range.
-    let e = |x: f64| (((x.to_bits() >> 32) as u32) << 1).wrapping_sub(523 << 21);
-    e(a).max(e(b)) < 1000 << 21
+    div_f64_exponent(a).max(div_f64_exponent(b)) < 1000 << 21
+}
+
+/// The exponent field of `x` in the top 11 bits of the upper word (the sign shifted out), less
+/// 523: below `1000 << 21` iff `|x| ∈ [2^−500, 2^500)`.
+#[inline(always)]
+fn div_f64_exponent(x: f64) -> u32 {
+    (((x.to_bits() >> 32) as u32) << 1).wrapping_sub(523 << 21)
+}
+
+/// [`nbody_r2_inline_range_f32`] for f64: every `r² ∈ [2^−332, 2^332)`. Then `√r²` is in
+/// [`sqrt_rn_f64_inline_range`] and, with `r = √r² ∈ [2^−166, 2^166]`, the denominator `r²·r`
+/// in `[2^−498, 2^498)`, so for a mass in [`div_rn_f64_inline_operand`] `m / (r²·r)` is in
+/// [`div_rn_f64_inline_range`].
+#[inline(always)]
+pub fn nbody_r2_inline_range_f64(r2: [f64; 4]) -> bool {
+    // On the upper words (the range's ends are powers of two, lower words zero).
+    let r = |k: usize| ((r2[k].to_bits() >> 32) as u32).wrapping_sub(691 << 20);
+    r(0).max(r(1)).max(r(2)).max(r(3)) < 664 << 20
+}
+
+/// Whether `a` is in [`div_rn_f64_inline_range`]'s range for either operand: finite with
+/// `|a| ∈ [2^−500, 2^500)`.
+#[inline(always)]
+pub fn div_rn_f64_inline_operand(a: f64) -> bool {
+    div_f64_exponent(a) < 1000 << 21
 }
 
 /// `div.rn.f64` (the correctly rounded `a / b`) for operands in [`div_rn_f64_inline_range`],
@@ -209,10 +257,13 @@ fn with_lower_word(x: f64, lo: u32) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    extern crate std;
     use super::{
-        div_rn_f32_inline_range, div_rn_f64_inline_range, positive_normal_f64, sqrt_rn_f32_inline_range,
+        div_rn_f32_inline_operand, div_rn_f32_inline_range, div_rn_f64_inline_operand, div_rn_f64_inline_range,
+        nbody_r2_inline_range_f32, nbody_r2_inline_range_f64, positive_normal_f64, sqrt_rn_f32_inline_range,
         sqrt_rn_f64_inline_range,
     };
+    use std::vec::Vec;
 
     #[test]
     fn positive_normal_is_ptxas_range_test() {
@@ -279,5 +330,95 @@ mod tests {
             assert!(!div_rn_f64_inline_range(bad, 1.0), "{bad:e} / 1");
             assert!(!div_rn_f64_inline_range(1.0, bad), "1 / {bad:e}");
         }
+    }
+
+    /// A few million bit patterns per precision: the range's ends and their neighbours, then
+    /// random patterns weighted towards the ends (xorshift; `std`'s `sqrt` is correctly rounded
+    /// like `sqrt.rn`, the product rounds like the kernel's).
+    fn patterns(ends: &[u64], bits: u32, n: usize) -> Vec<u64> {
+        let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        let mut v = Vec::new();
+        for &e in ends {
+            for d in 0..64u64 {
+                v.extend([e.wrapping_add(d) & mask, e.wrapping_sub(d) & mask]);
+            }
+        }
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for i in 0..n {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let end = ends[i % ends.len()];
+            // Every other pattern within 2^20 units in the last place of an end, the rest anywhere.
+            v.push(if i % 2 == 0 { end.wrapping_add(x & 0x1f_ffff).wrapping_sub(1 << 20) & mask } else { x & mask });
+        }
+        v
+    }
+
+    #[test]
+    fn terms_inline_range_f32_implies_both_operations_in_range() {
+        let (lo, hi) = (2f32.powi(-40), 2f32.powi(40));
+        let ok = |r2: f32, m: f32| nbody_r2_inline_range_f32([r2; 4]) & div_rn_f32_inline_operand(m);
+        let ends: Vec<u64> = [lo, hi, 2f32.powi(-60), 2f32.powi(60)].iter().map(|x| x.to_bits() as u64).collect();
+        let xs = patterns(&ends, 32, 1 << 18);
+        let (mut inside, mut r2s) = (0, 0);
+        for &r in &xs {
+            let r2 = f32::from_bits(r as u32);
+            if ok(r2, 1.0) {
+                r2s += 1;
+                assert!((lo..hi).contains(&r2), "{r2:e}");
+                assert!(sqrt_rn_f32_inline_range(r2), "{r2:e}");
+            }
+            for &mb in xs.iter().step_by(4099).take(64) {
+                let m = f32::from_bits(mb as u32);
+                if ok(r2, m) {
+                    inside += 1;
+                    assert!(div_rn_f32_inline_range(m, r2 * r2.sqrt()), "{m:e} / ({r2:e})^1.5");
+                }
+            }
+        }
+        assert!(inside > 1 << 17 && r2s > 1 << 15, "{inside} {r2s}"); // the implication was exercised
+        // The ends, exactly; one term out of range fails the four; NaN, ∞, zero and negatives fail.
+        let below = |x: f32| f32::from_bits(x.to_bits() - 1);
+        assert!(ok(lo, 1.0) && ok(below(hi), 1.0) && !ok(below(lo), 1.0) && !ok(hi, 1.0));
+        assert!(ok(1.0, 2f32.powi(-60)) && ok(1.0, -below(2f32.powi(60))) && !ok(1.0, 2f32.powi(60)));
+        assert!(!ok(1.0, below(2f32.powi(-60))) && !ok(1.0, 0.0));
+        for bad in [0.0, -0.0, -1.0, f32::INFINITY, f32::NAN, f32::MAX] {
+            assert!(!ok(bad, 1.0), "{bad:e}");
+        }
+        assert!(!nbody_r2_inline_range_f32([1.0, 1.0, hi, 1.0]));
+    }
+
+    #[test]
+    fn terms_inline_range_f64_implies_both_operations_in_range() {
+        let (lo, hi) = (2f64.powi(-332), 2f64.powi(332));
+        let ok = |r2: f64, m: f64| nbody_r2_inline_range_f64([r2; 4]) & div_rn_f64_inline_operand(m);
+        let ends: Vec<u64> = [lo, hi, 2f64.powi(-500), 2f64.powi(500)].iter().map(|x| x.to_bits()).collect();
+        let xs = patterns(&ends, 64, 1 << 18);
+        let (mut inside, mut r2s) = (0, 0);
+        for &r in &xs {
+            let r2 = f64::from_bits(r);
+            if ok(r2, 1.0) {
+                r2s += 1;
+                assert!((lo..hi).contains(&r2), "{r2:e}");
+                assert!(sqrt_rn_f64_inline_range(r2), "{r2:e}");
+            }
+            for &mb in xs.iter().step_by(4099).take(64) {
+                let m = f64::from_bits(mb);
+                if ok(r2, m) {
+                    inside += 1;
+                    assert!(div_rn_f64_inline_range(m, r2 * r2.sqrt()), "{m:e} / ({r2:e})^1.5");
+                }
+            }
+        }
+        assert!(inside > 1 << 17 && r2s > 1 << 15, "{inside} {r2s}");
+        let below = |x: f64| f64::from_bits(x.to_bits() - 1);
+        assert!(ok(lo, 1.0) && ok(below(hi), 1.0) && !ok(below(lo), 1.0) && !ok(hi, 1.0));
+        assert!(ok(1.0, 2f64.powi(-500)) && ok(1.0, -below(2f64.powi(500))) && !ok(1.0, 2f64.powi(500)));
+        assert!(!ok(1.0, below(2f64.powi(-500))) && !ok(1.0, 0.0));
+        for bad in [0.0, -0.0, -1.0, f64::INFINITY, f64::NAN, f64::MAX] {
+            assert!(!ok(bad, 1.0), "{bad:e}");
+        }
+        assert!(!nbody_r2_inline_range_f64([1.0, 1.0, hi, 1.0]));
     }
 }

@@ -89,6 +89,26 @@ pub fn sync_threads() {
     unsafe { nvptx::_syncthreads() }
 }
 
+/// Block-wide barrier that also reduces a predicate (`__syncthreads_and`, `bar.red.and.pred`):
+/// `true` iff `pred` is `true` in every thread of the block. Every thread must reach it, as
+/// [`sync_threads`]; it orders memory as `bar.sync` does.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub fn sync_threads_and(pred: bool) -> bool {
+    let all: u32;
+    // SAFETY: as `sync_threads` (called uniformly by the kernels); the asm is not `nomem`, so
+    // the compiler keeps memory accesses on their side of the barrier.
+    unsafe {
+        core::arch::asm!(
+            "{{ .reg .pred p, q; setp.ne.u32 p, {x}, 0; bar.red.and.pred q, 0, p; selp.u32 {r}, 1, 0, q; }}",
+            x = in(reg32) pred as u32,
+            r = out(reg32) all,
+            options(nostack),
+        )
+    };
+    all != 0
+}
+
 /// Pure grid arithmetic, shared by the device and the host launchers (testable on the host).
 pub mod grid {
     /// `block · dim + thread` in 32 bits (the caller guarantees it does not wrap).

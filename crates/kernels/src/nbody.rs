@@ -8,10 +8,10 @@
 //! reads all of `src`, which the launcher guarantees is none of the written buffers.
 //!
 //! Exact kernels (`nbody_{global,shared}_{f32,f64}`) sum the pair terms in increasing `j` with
-//! `accumulate_exact` — the tiled one walks tiles and slots in that same order; where it groups
-//! four terms (f32 everywhere, f64 in the shared and waiting kernels) it writes out ptxas's
-//! `sqrt.rn`/`div.rn` inline paths where they give the same results ([`ExactGroup`]) — so both
-//! equal the CPU bit for bit. Fast kernels (`..._fast`) use FMA and `rsqrt.approx` (f32: the `.ftz` form, one
+//! `accumulate_exact` — the tiled one walks tiles and slots in that same order; it groups four
+//! terms and writes out ptxas's `sqrt.rn`/`div.rn` inline paths where they give the same
+//! results ([`ExactGroup`]; one range test per group when the tile's masses allow, reduced at
+//! the tile's barrier, [`Pair::TILE_CHECK`]) — so both equal the CPU bit for bit. Fast kernels (`..._fast`) use FMA and `rsqrt.approx` (f32: the `.ftz` form, one
 //! MUFU.RSQ, with the same results in this term; f64: ptxas expands it to MUFU.RSQ64H plus a
 //! refinement, so no Newton step of ours; where four terms are grouped and their `r²` are
 //! positive normals, the same sequence written out without ptxas's slow-path call). The tiled
@@ -25,9 +25,10 @@
 //! are the `S = 1` case, unchanged.
 
 use lockstep_cuda_std::math::{
-    div_rn_f32_inline, div_rn_f32_inline_range, div_rn_f64_inline, div_rn_f64_inline_range, positive_normal_f64,
-    rsqrt_approx_f64, rsqrt_approx_f64_normal, rsqrt_approx_ftz_f32, sqrt_rn_f32_inline, sqrt_rn_f32_inline_range,
-    sqrt_rn_f64_inline, sqrt_rn_f64_inline_range,
+    div_rn_f32_inline, div_rn_f32_inline_operand, div_rn_f32_inline_range, div_rn_f64_inline,
+    div_rn_f64_inline_operand, div_rn_f64_inline_range, nbody_r2_inline_range_f32, nbody_r2_inline_range_f64,
+    positive_normal_f64, rsqrt_approx_f64, rsqrt_approx_f64_normal, rsqrt_approx_ftz_f32, sqrt_rn_f32_inline,
+    sqrt_rn_f32_inline_range, sqrt_rn_f64_inline, sqrt_rn_f64_inline_range,
 };
 use lockstep_cuda_std::prelude::*;
 use lockstep_cuda_std::warp::WarpShuffleValue;
@@ -91,10 +92,23 @@ pub(crate) trait Pair<T: Real> {
     /// The same for the waiting split kernels (`_pdl_`, [`split_stage`] with `EARLY`), which run
     /// one block per SM, so that more registers cost them no occupancy.
     const WAITING_GROUPED: bool = Self::SPLIT_GROUPED;
-    fn term(acc: [T; 3], xi: V4<T>, bj: V4<T>, eps2: T) -> [T; 3];
-    /// Four consecutive `j` in order (same bits as four [`Pair::term`] calls).
+    /// Whether the shared kernels' walk runs its groups of four up to a precomputed end (one
+    /// equality test per group) rather than testing for four more slots.
+    const GROUPS_TO_END: bool = false;
+    /// Whether the tiled stages reduce [`Pair::tile_check`] over each staged tile (one
+    /// `bar.red.and.pred` in place of the barrier after the tile's stores) for [`Pair::term4`].
+    const TILE_CHECK: bool = false;
+    /// What [`Pair::term4`] may assume of a tile whose every body passes it ([`Pair::TILE_CHECK`]).
     #[inline(always)]
-    fn term4(acc: [T; 3], xi: V4<T>, b: [V4<T>; 4], eps2: T) -> [T; 3] {
+    fn tile_check(_b: V4<T>) -> bool {
+        true
+    }
+    fn term(acc: [T; 3], xi: V4<T>, bj: V4<T>, eps2: T) -> [T; 3];
+    /// Four consecutive `j` in order (same bits as four [`Pair::term`] calls); `tile_ok`: every
+    /// body of their tile passed [`Pair::tile_check`] (always `true` without
+    /// [`Pair::TILE_CHECK`]).
+    #[inline(always)]
+    fn term4(acc: [T; 3], xi: V4<T>, b: [V4<T>; 4], eps2: T, _tile_ok: bool) -> [T; 3] {
         let acc = Self::term(acc, xi, b[0], eps2);
         let acc = Self::term(acc, xi, b[1], eps2);
         let acc = Self::term(acc, xi, b[2], eps2);
@@ -122,6 +136,12 @@ pub(crate) trait ExactGroup: Real {
     fn div_inline_range(a: Self, b: Self) -> bool;
     /// The written-out correctly rounded division (cuda-std `math.rs`).
     fn div_inline(a: Self, b: Self) -> Self;
+    /// Whether a mass is in [`ExactGroup::div_inline_range`] as the dividend (the tile check).
+    fn mass_inline_range(m: Self) -> bool;
+    /// Whether four terms with these `r²` and masses in [`ExactGroup::mass_inline_range`] take
+    /// both written-out operations: every `√r²` in [`ExactGroup::sqrt_inline_range`] and
+    /// `m / (r²·√r²)` in [`ExactGroup::div_inline_range`].
+    fn r2_inline_range(r2: [Self; 4]) -> bool;
     /// Four correctly rounded square roots: written out when all four are in range (straight-line
     /// code ptxas interleaves), else `sqrt`.
     #[inline(always)]
@@ -150,14 +170,14 @@ pub(crate) trait ExactGroup: Real {
 /// `r²·r` outside `[2^−500, 2^500)` (a massless body, ε = 0 with coincident bodies, extreme
 /// scales) — ptxas's inline paths of `sqrt.rn.f64` and `div.rn.f64` written out (cuda-std
 /// `math.rs`: the same results), so the four chains interleave; otherwise `sqrt` and `/` as they
-/// are. Grouped where it was measured faster (H100,
-/// `bench/results/nbody-f64exact-inline-2026-11-27.md`): the shared kernel (one lane per body,
-/// N = 262,144 +3.6%) and the waiting split kernels (RK4 step at N = 1,024 −17%, 2,048 −8%);
-/// the portable split kernels stay ungrouped (grouped: +5.6% at 4 lanes, but −2 to −5% at 16
-/// and 32 lanes and the N = 4,096 step +4.5%, at every block size tried; 64 → 92 registers).
+/// are. Grouped in every tiled kernel since the group's one test (`r²` in `[2^−332, 2^332)`,
+/// the tile's masses checked once at its barrier) replaced the two per-operation ones (H100,
+/// `bench/results/nbody-exact-onetest-2026-11-27.md`: the portable split kernels, ungrouped
+/// before at a loss of 2–5% at 16 and 32 lanes, now gain there too; N = 65,536 1.05× → 1.21×
+/// the peer).
 impl ExactGroup for f64 {
     const GROUPED: bool = true;
-    const SPLIT_GROUPED: bool = false;
+    const SPLIT_GROUPED: bool = true;
     const WAITING_GROUPED: bool = true;
     #[inline(always)]
     fn sqrt_inline_range(x: f64) -> bool {
@@ -174,6 +194,14 @@ impl ExactGroup for f64 {
     #[inline(always)]
     fn div_inline(a: f64, b: f64) -> f64 {
         div_rn_f64_inline(a, b)
+    }
+    #[inline(always)]
+    fn mass_inline_range(m: f64) -> bool {
+        div_rn_f64_inline_operand(m)
+    }
+    #[inline(always)]
+    fn r2_inline_range(r2: [f64; 4]) -> bool {
+        nbody_r2_inline_range_f64(r2)
     }
 }
 
@@ -203,12 +231,26 @@ impl ExactGroup for f32 {
     fn div_inline(a: f32, b: f32) -> f32 {
         div_rn_f32_inline(a, b)
     }
+    #[inline(always)]
+    fn mass_inline_range(m: f32) -> bool {
+        div_rn_f32_inline_operand(m)
+    }
+    #[inline(always)]
+    fn r2_inline_range(r2: [f32; 4]) -> bool {
+        nbody_r2_inline_range_f32(r2)
+    }
 }
 
 impl<T: ExactGroup> Pair<T> for Exact {
     const GROUPED: bool = T::GROUPED;
     const SPLIT_GROUPED: bool = T::SPLIT_GROUPED;
     const WAITING_GROUPED: bool = T::WAITING_GROUPED;
+    const GROUPS_TO_END: bool = true;
+    const TILE_CHECK: bool = true;
+    #[inline(always)]
+    fn tile_check(b: V4<T>) -> bool {
+        T::mass_inline_range(b.w)
+    }
     #[inline(always)]
     fn term(acc: [T; 3], xi: V4<T>, bj: V4<T>, eps2: T) -> [T; 3] {
         accumulate_exact(acc, xi, bj, eps2)
@@ -216,23 +258,41 @@ impl<T: ExactGroup> Pair<T> for Exact {
     /// The phases of `accumulate_exact` grouped over four `j` (all differences and r², then the
     /// four square roots, then the four divisions, then the additions in `j` order): the same
     /// operations on the same values, so the same bits, but four independent sqrt/div chains
-    /// in flight per thread instead of one serial chain.
+    /// in flight per thread instead of one serial chain. When every mass of the tile is in the
+    /// division's range (`tile_ok`, reduced by the tile's barrier) and the four `r²` in
+    /// [`ExactGroup::r2_inline_range`] (the usual case), one test sends the group through both
+    /// written-out operations as straight-line code; otherwise each operation's own group test
+    /// ([`ExactGroup::sqrt4`], [`ExactGroup::div4`]) decides, as before.
     #[inline(always)]
-    fn term4(acc: [T; 3], xi: V4<T>, b: [V4<T>; 4], eps2: T) -> [T; 3] {
+    fn term4(acc: [T; 3], xi: V4<T>, b: [V4<T>; 4], eps2: T, tile_ok: bool) -> [T; 3] {
         let p = [
             exact_diff_r2(xi, b[0], eps2),
             exact_diff_r2(xi, b[1], eps2),
             exact_diff_r2(xi, b[2], eps2),
             exact_diff_r2(xi, b[3], eps2),
         ];
-        let r = T::sqrt4([p[0].1, p[1].1, p[2].1, p[3].1]);
-        let d = [
-            exact_denominator(p[0].1, r[0]),
-            exact_denominator(p[1].1, r[1]),
-            exact_denominator(p[2].1, r[2]),
-            exact_denominator(p[3].1, r[3]),
-        ];
-        let s = T::div4([b[0].w, b[1].w, b[2].w, b[3].w], d);
+        let r2 = [p[0].1, p[1].1, p[2].1, p[3].1];
+        let m = [b[0].w, b[1].w, b[2].w, b[3].w];
+        let denominators = |r: [T; 4]| {
+            [
+                exact_denominator(r2[0], r[0]),
+                exact_denominator(r2[1], r[1]),
+                exact_denominator(r2[2], r[2]),
+                exact_denominator(r2[3], r[3]),
+            ]
+        };
+        let s = if tile_ok & T::r2_inline_range(r2) {
+            // One test for the group, then straight-line code over both operations.
+            let d = denominators([
+                T::sqrt_inline(r2[0]),
+                T::sqrt_inline(r2[1]),
+                T::sqrt_inline(r2[2]),
+                T::sqrt_inline(r2[3]),
+            ]);
+            [T::div_inline(m[0], d[0]), T::div_inline(m[1], d[1]), T::div_inline(m[2], d[2]), T::div_inline(m[3], d[3])]
+        } else {
+            T::div4(m, denominators(T::sqrt4(r2)))
+        };
         let acc = exact_add(acc, p[0].0, s[0]);
         let acc = exact_add(acc, p[1].0, s[1]);
         let acc = exact_add(acc, p[2].0, s[2]);
@@ -273,7 +333,7 @@ impl Pair<f64> for Fast {
     /// the slow path's call region around each, so ptxas can interleave the four chains;
     /// otherwise the four terms as they are.
     #[inline(always)]
-    fn term4(acc: [f64; 3], xi: V4<f64>, b: [V4<f64>; 4], eps2: f64) -> [f64; 3] {
+    fn term4(acc: [f64; 3], xi: V4<f64>, b: [V4<f64>; 4], eps2: f64, _tile_ok: bool) -> [f64; 3] {
         let p = [
             fast_diff_r2(xi, b[0], eps2),
             fast_diff_r2(xi, b[1], eps2),
@@ -469,11 +529,24 @@ unsafe fn shared_stage<T: TileIo, P: Pair<T>>(
     let mut base = 0u32;
     while base < n {
         let j = base + t;
-        if j < n {
-            // SAFETY: t < blockDim.x ≤ the tile's length; j < n.
-            unsafe { T::store(tile + t * size, *src.add(j as usize)) };
-        }
-        sync_threads();
+        let tile_ok = if P::TILE_CHECK && P::GROUPED {
+            let mut passes = true;
+            if j < n {
+                // SAFETY: j < n.
+                let b = unsafe { *src.add(j as usize) };
+                passes = P::tile_check(b);
+                // SAFETY: t < blockDim.x ≤ the tile's length.
+                unsafe { T::store(tile + t * size, b) };
+            }
+            sync_threads_and(passes)
+        } else {
+            if j < n {
+                // SAFETY: t < blockDim.x ≤ the tile's length; j < n.
+                unsafe { T::store(tile + t * size, *src.add(j as usize)) };
+            }
+            sync_threads();
+            true
+        };
         if live {
             let count = if n - base < dim { n - base } else { dim };
             // Slots `lo..hi` in order, without a per-slot test: the tile that holds body i is
@@ -481,10 +554,12 @@ unsafe fn shared_stage<T: TileIo, P: Pair<T>>(
             // skipped exactly as `interacts` says.
             let walk = |mut acc: [T; 3], lo: u32, hi: u32| {
                 let (mut q, end) = (tile + lo * size, tile + hi * size);
-                while P::GROUPED && q + 4 * size <= end {
-                    // SAFETY: four slots below `end`, written before the barrier.
+                // Whole groups of four (with `GROUPS_TO_END`, up to `groups_end`).
+                let groups_end = q + (hi - lo) / 4 * 4 * size;
+                while P::GROUPED && (if P::GROUPS_TO_END { q != groups_end } else { q + 4 * size <= end }) {
+                    // SAFETY: four slots below `end` (`groups_end ≤ end`), written before the barrier.
                     let b = unsafe { [T::load(q), T::load(q + size), T::load(q + 2 * size), T::load(q + 3 * size)] };
-                    acc = P::term4(acc, xi, b, eps2);
+                    acc = P::term4(acc, xi, b, eps2, tile_ok);
                     q += 4 * size;
                 }
                 while q < end {
@@ -556,6 +631,7 @@ pub(crate) unsafe fn split_stage<T: TileIo + WarpShuffleValue, P: Pair<T>, const
     let tile = shared_addr(tile);
     let size = core::mem::size_of::<V4<T>>() as u32;
     let stride = lanes * size;
+    let grouped = if EARLY { P::WAITING_GROUPED } else { P::SPLIT_GROUPED };
     wait();
     // SAFETY: mine < count (the rank's bodies in x, v, k); after the wait.
     let early =
@@ -570,11 +646,22 @@ pub(crate) unsafe fn split_stage<T: TileIo + WarpShuffleValue, P: Pair<T>, const
     let mut next = if t < n { unsafe { *src.add(t as usize) } } else { zero };
     let mut base = 0u32;
     while base < n {
-        if base + t < n {
-            // SAFETY: t < blockDim.x ≤ the tile's length.
-            unsafe { T::store(tile + t * size, next) };
-        }
-        sync_threads();
+        let tile_ok = if P::TILE_CHECK && grouped {
+            let mut passes = true;
+            if base + t < n {
+                passes = P::tile_check(next);
+                // SAFETY: t < blockDim.x ≤ the tile's length.
+                unsafe { T::store(tile + t * size, next) };
+            }
+            sync_threads_and(passes)
+        } else {
+            if base + t < n {
+                // SAFETY: t < blockDim.x ≤ the tile's length.
+                unsafe { T::store(tile + t * size, next) };
+            }
+            sync_threads();
+            true
+        };
         let ahead = base + dim + t;
         if ahead < n {
             // SAFETY: ahead < n.
@@ -585,11 +672,11 @@ pub(crate) unsafe fn split_stage<T: TileIo + WarpShuffleValue, P: Pair<T>, const
             // Slots `lo, lo + S, …` below `hi`, in order.
             let walk = |mut acc: [T; 3], lo: u32, hi: u32| {
                 let (mut q, end) = (tile + lo * size, tile + hi * size);
-                while (if EARLY { P::WAITING_GROUPED } else { P::SPLIT_GROUPED }) && q + 3 * stride < end {
+                while grouped && q + 3 * stride < end {
                     // SAFETY: four slots below `end`, written before the barrier.
                     let b =
                         unsafe { [T::load(q), T::load(q + stride), T::load(q + 2 * stride), T::load(q + 3 * stride)] };
-                    acc = P::term4(acc, xi, b, eps2);
+                    acc = P::term4(acc, xi, b, eps2, tile_ok);
                     q += 4 * stride;
                 }
                 while q < end {
