@@ -44,23 +44,26 @@ pub const DEFAULT_BLOCK: u32 = 256;
 pub const GRAPH_STEPS: u64 = 8;
 
 /// The block the launcher picks for an `n`-body stage with split `shift` on a GPU of `sms`
-/// multiprocessors: of 512, 256, 128 and 64 threads, the one that puts the fewest threads on
-/// the busiest multiprocessor (`ceil(blocks / sms) · block` for the grid of `n·2^shift`
-/// threads: the tail of the last wave), the largest on a tie (bigger tiles, fewer barriers per
-/// pair term). Large N gets 512 (the fastest fixed block at N ≥ 65536 in the throughput bench);
-/// N = 1024 with 32 lanes gets 256 (128 blocks: one per SM). The caller clamps it to the
-/// kernel's limit.
-pub fn auto_block(n: u32, shift: u32, sms: u32) -> u32 {
+/// multiprocessors, for a kernel that launches at most `max` threads per block. Candidates: 512,
+/// 256, 128 and 64 threads, and 1024 for one lane per body (`shift = 0`) when `max` allows it.
+/// Each puts `ceil(blocks / sms) · block` threads of the grid of `n·2^shift` on the busiest
+/// multiprocessor (the tail of the last wave); the pick is the largest block within 1/32 of the
+/// least such load (bigger tiles, fewer barriers per pair term: a smaller block costs more than
+/// a tail shorter by 2%). H100 (`bench/results/nbody-exact-onetest-2026-11-27.md`): at N =
+/// 393,216 and 524,288 the least load alone picked 64 threads (2% less tail), 2–11% slower
+/// than 512 in every mode; 1024 where its tail ties (one block per SM instead of two), f32 +1.5
+/// to +2% exact and +3% fast over 512 at N = 262,144 … 524,288, but −23% at 200,000, where its
+/// tail is a third longer. N = 1024 with 32 lanes gets 256 (128 blocks: one per SM), N = 4,096
+/// … 131,072 512. The caller clamps it to the kernel's limit.
+pub fn auto_block(n: u32, shift: u32, sms: u32, max: u32) -> u32 {
     let threads = ((n as u64) << shift).max(1);
     let sms = sms.max(1) as u64;
     let load = |b: u64| threads.div_ceil(b).div_ceil(sms) * b;
-    let mut best = 512u64;
-    for b in [256u64, 128, 64] {
-        if load(b) < load(best) {
-            best = b;
-        }
-    }
-    best as u32
+    let first = if shift == 0 && max >= 1024 { 0 } else { 1 };
+    let candidates = &[1024u64, 512, 256, 128, 64][first..];
+    let least = candidates.iter().map(|&b| load(b)).min().unwrap_or(1);
+    let pick = candidates.iter().find(|&&b| load(b) * 32 <= least * 33).copied().unwrap_or(512);
+    pick as u32
 }
 
 /// Device bytes for `n` bodies in `T`: state, three stage accelerations, two stage buffers.
@@ -345,7 +348,7 @@ impl<'g> Nbody<'g> {
                 } else {
                     set.stage_max[kernel_index(method, mode)]
                 };
-                Ok(auto_block(n.min(u32::MAX as usize) as u32, shift, self.sms).min(max.max(32)))
+                Ok(auto_block(n.min(u32::MAX as usize) as u32, shift, self.sms, max).min(max.max(32)))
             }
         }
     }
@@ -598,10 +601,18 @@ mod tests {
 
     #[test]
     fn auto_block_fills_the_gpu_with_the_largest_tile() {
-        assert_eq!(auto_block(1024, 5, 132), 256); // 128 blocks, one per SM
-        assert_eq!(auto_block(4096, 5, 132), 512); // 256 blocks, two waves of 512 either way
-        assert_eq!(auto_block(262_144, 0, 132), 512);
-        assert_eq!(auto_block(1, 5, 132), 64); // one warp of work: the smallest block
-        assert_eq!(auto_block(1000, 0, 0), 512); // no SM count: one "SM", largest block
+        assert_eq!(auto_block(1024, 5, 132, 1024), 256); // 128 blocks, one per SM
+        assert_eq!(auto_block(4096, 5, 132, 1024), 512); // 256 blocks, two waves of 512 either way
+        assert_eq!(auto_block(1, 5, 132, 1024), 64); // one warp of work: the smallest block
+        // One lane per body: 1024 where the tail ties with 512 and the kernel can launch it.
+        assert_eq!(auto_block(262_144, 0, 132, 1024), 1024); // 2 × 1024 = 4 × 512 per SM
+        assert_eq!(auto_block(524_288, 0, 132, 1024), 1024); // 64 would carry 1.6% less
+        assert_eq!(auto_block(393_216, 0, 132, 1024), 1024); // 64 would carry 2.1% less
+        assert_eq!(auto_block(393_216, 0, 132, 640), 512);
+        assert_eq!(auto_block(150_000, 0, 132, 1024), 128); // 512 would carry a third more
+        assert_eq!(auto_block(262_144, 0, 132, 640), 512); // the f64 tiled kernels' registers
+        assert_eq!(auto_block(200_000, 0, 132, 1024), 512); // 2 × 1024 against 3 × 512 per SM
+        assert_eq!(auto_block(1000, 0, 0, 1024), 1024); // no SM count: one "SM", largest block
+        assert_eq!(auto_block(1000, 0, 0, 512), 512);
     }
 }
