@@ -60,8 +60,8 @@ pub mod prelude {
     };
     #[cfg(target_arch = "nvptx64")]
     pub use crate::thread::{
-        block_dim_x, block_idx_x, grid_dim_x, index_1d, reread_thread_idx_x, sync_threads, sync_threads_and,
-        thread_idx_x,
+        block_dim_x, block_idx_x, grid_dim_x, index_1d, index_1d_blocks_reversed, reread_thread_idx_x, sync_threads,
+        sync_threads_and, thread_idx_x,
     };
     pub use crate::warp::{FULL_MASK, mask};
     #[cfg(target_arch = "nvptx64")]

@@ -72,6 +72,15 @@ pub fn index_1d() -> u32 {
     grid::global_index(block_idx_x(), block_dim_x(), thread_idx_x())
 }
 
+/// This thread's index with the blocks taken from the end: `(gridDim.x − 1 − blockIdx.x) ·
+/// blockDim.x + threadIdx.x` — the same indices as [`index_1d`], the last block's first (the
+/// hardware starts blocks in `blockIdx` order, so the grid's first indices run last).
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub fn index_1d_blocks_reversed() -> u32 {
+    grid::global_index_blocks_reversed(block_idx_x(), grid_dim_x(), block_dim_x(), thread_idx_x())
+}
+
 /// Total threads in a one-dimensional grid (`gridDim.x · blockDim.x`), as `u64`: the stride of
 /// a grid-stride loop.
 #[cfg(target_arch = "nvptx64")]
@@ -117,6 +126,14 @@ pub mod grid {
         block.wrapping_mul(dim).wrapping_add(thread)
     }
 
+    /// `(grid − 1 − block) · dim + thread` in 32 bits, for `block < grid` (the caller
+    /// guarantees that `grid · dim` does not wrap): [`global_index`] with the blocks taken
+    /// from the end.
+    #[inline(always)]
+    pub fn global_index_blocks_reversed(block: u32, grid: u32, dim: u32, thread: u32) -> u32 {
+        global_index(grid.wrapping_sub(1).wrapping_sub(block), dim, thread)
+    }
+
     /// Blocks of `threads` needed to cover `len` items: `ceil(len / threads)`.
     /// `None` when `threads` is zero.
     #[inline]
@@ -146,6 +163,27 @@ pub mod grid {
             assert_eq!(global_index(0, 256, 7), 7);
             assert_eq!(global_index(3, 256, 7), 3 * 256 + 7);
             assert_eq!(global_index((1 << 24) - 1, 256, 255), u32::MAX);
+        }
+
+        #[test]
+        fn blocks_reversed_is_the_same_set_of_indices() {
+            assert_eq!(global_index_blocks_reversed(0, 5, 128, 7), 4 * 128 + 7);
+            assert_eq!(global_index_blocks_reversed(4, 5, 128, 7), 7);
+            assert_eq!(global_index_blocks_reversed(0, 1 << 24, 256, 255), u32::MAX);
+            for (grid, dim) in [(1u32, 32u32), (3, 64), (7, 96), (11, 128)] {
+                // Every index below grid · dim exactly once; a block's threads stay consecutive.
+                let mut seen = [false; 11 * 128];
+                for b in 0..grid {
+                    let first = global_index_blocks_reversed(b, grid, dim, 0);
+                    for t in 0..dim {
+                        let p = global_index_blocks_reversed(b, grid, dim, t);
+                        assert_eq!(p, first + t);
+                        assert!(!seen[p as usize]);
+                        seen[p as usize] = true;
+                    }
+                }
+                assert!(seen[..(grid * dim) as usize].iter().all(|&s| s));
+            }
         }
     }
 }

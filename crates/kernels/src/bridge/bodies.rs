@@ -63,7 +63,9 @@ pub(super) unsafe fn buffer<T: SharedIo<Coef = T>, const PF: usize, const PAIRS:
         // `F32x4`, each row's elements read and written as its class mod 4 allows
         // (`QuadNormals`, uniform over the grid), the last thread only its existing
         // paths; the launcher's grid has ceil(paths / 4) threads (`LaunchShape::buffer_lanes_at`).
-        // Uniform over the block (barrier in `stage_table`).
+        // Uniform over the block (barrier in `stage_table`). The blocks take the quads from the
+        // end (`index_1d_blocks_reversed`): at a count ≡ 1 (mod 4) the increments ran 78–80% of
+        // copy in `blockIdx` order, 85% so (H100, bench/results/bridge-anypaths-2026-11-28.md).
         // SAFETY: the kernel's contract with `T` = f32 (`PAIRS`), so the tables and
         // `C`, `x` are f32 and z/out hold rows·paths f32; thread q < ceil(paths / 4) has
         // 4q < paths.
@@ -77,6 +79,7 @@ pub(super) unsafe fn buffer<T: SharedIo<Coef = T>, const PF: usize, const PAIRS:
                 chol as *const f32,
                 start as *const f32,
                 increments,
+                index_1d_blocks_reversed,
                 paths.div_ceil(4),
                 |q| {
                     let (q4, z, out) = (4 * q, z as *const f32, out as *mut f32);

@@ -453,6 +453,7 @@ pub unsafe extern "ptx-kernel" fn bridge_philox_bm_d1_pairs_f32(
             chol,
             start,
             increments,
+            index_1d,
             lanes,
             move |q| (z, BufferSink32 { out, paths: lanes, p: q }),
         )

@@ -324,15 +324,27 @@ pub(super) unsafe fn buffer_small<T: SharedIo, const D: usize, const P: usize>(
 ) {
     // SAFETY: the caller's contract; thread p < lanes reads and writes element p of each row.
     unsafe {
-        buffer_small_io::<T, D, P, _, _>(dynamic, coef, idx, steps, slots, chol, start, increments, lanes, |p| {
-            (BufferNormals32 { z, paths: lanes, p }, BufferSink32 { out, paths: lanes, p })
-        })
+        buffer_small_io::<T, D, P, _, _>(
+            dynamic,
+            coef,
+            idx,
+            steps,
+            slots,
+            chol,
+            start,
+            increments,
+            index_1d,
+            lanes,
+            |p| (BufferNormals32 { z, paths: lanes, p }, BufferSink32 { out, paths: lanes, p }),
+        )
     }
 }
 
 /// [`buffer_small`] with the normals and the results of thread `p < threads` read and written
 /// through `io(p)` (the `[row][lanes]` buffers there; the quads of any path count,
-/// [`QuadNormals`]/[`QuadSink`], for the d = 1 path at a count not a multiple of 4).
+/// [`QuadNormals`]/[`QuadSink`], for the d = 1 path at a count not a multiple of 4). `index()`
+/// gives the calling thread's `p` (read after the table's barrier): [`index_1d`], or for the
+/// quads [`index_1d_blocks_reversed`] (the same indices, the last block's first).
 ///
 /// # Safety
 /// As [`buffer_small`], with `threads` in place of `lanes`, and `io(p)` for `p < threads` reads
@@ -348,6 +360,7 @@ pub(super) unsafe fn buffer_small_io<T: SharedIo, const D: usize, const P: usize
     chol: *const T::Coef,
     start: *const T::Coef,
     increments: u32,
+    index: impl FnOnce() -> u32,
     threads: u32,
     io: impl FnOnce(u32) -> (Z, S),
 ) {
@@ -361,7 +374,7 @@ pub(super) unsafe fn buffer_small_io<T: SharedIo, const D: usize, const P: usize
     };
     // SAFETY: coef/idx hold steps rows (contract), tc/ti steps rows (above).
     let table = unsafe { stage_table(coef, idx, steps as usize, tc, ti) };
-    let p = index_1d();
+    let p = index();
     if p >= threads {
         return;
     }

@@ -39,6 +39,7 @@ pub(super) unsafe fn run_fused_d1<T: SharedIo<Coef = T>>(
             chol,
             start,
             sh.increments,
+            index_1d,
             paths,
             move |p| (z, BufferSink32 { out, paths, p }),
         )
