@@ -73,8 +73,9 @@ pub fn index_1d() -> u32 {
 }
 
 /// This thread's index with the blocks taken from the end: `(gridDim.x − 1 − blockIdx.x) ·
-/// blockDim.x + threadIdx.x` — the same indices as [`index_1d`], the last block's first (the
-/// hardware starts blocks in `blockIdx` order, so the grid's first indices run last).
+/// blockDim.x + threadIdx.x` — the same indices as [`index_1d`], the last block's first. Which
+/// indices run last then changes where the hardware starts blocks in `blockIdx` order (as
+/// observed, not documented): a grid's tail moves to its first indices.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 pub fn index_1d_blocks_reversed() -> u32 {

@@ -64,8 +64,8 @@ pub(super) unsafe fn buffer<T: SharedIo<Coef = T>, const PF: usize, const PAIRS:
         // (`QuadNormals`, uniform over the grid), the last thread only its existing
         // paths; the launcher's grid has ceil(paths / 4) threads (`LaunchShape::buffer_lanes_at`).
         // Uniform over the block (barrier in `stage_table`). The blocks take the quads from the
-        // end (`index_1d_blocks_reversed`): at a count ≡ 1 (mod 4) the increments ran 78–80% of
-        // copy in `blockIdx` order, 85% so (H100, bench/results/bridge-anypaths-2026-11-28.md).
+        // end (`index_1d_blocks_reversed`): at a count ≡ 1 (mod 4) the increments ran 78–81% of
+        // copy in `blockIdx` order, 84.5–84.9% so (H100, bench/results/bridge-anypaths-2026-11-28.md).
         // SAFETY: the kernel's contract with `T` = f32 (`PAIRS`), so the tables and
         // `C`, `x` are f32 and z/out hold rows·paths f32; thread q < ceil(paths / 4) has
         // 4q < paths.
