@@ -37,5 +37,13 @@ fn the_himeno_launcher_refuses_bad_input_before_launching() -> Result<(), TestCa
     let e = march.himeno(&pr, 1, 2, (1024, 1)).unwrap_err();
     assert!(matches!(e, Error::InvalidInput { what: "Himeno block", .. }) && e.to_string().contains("49248"), "{e}");
     assert!(march.himeno(&pr, 1, 2, (512, 2)).is_ok());
+    // The per-thread sweep's launch bounds: at most 256 threads per block.
+    let thread = Himeno::new(gpu).unwrap().with_sweep(HimenoSweep::PerThread);
+    let e = thread.himeno(&pr, 1, 2, (128, 4)).unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidInput { what: "Himeno block", .. }) && e.to_string().contains("at most 256"),
+        "{e}"
+    );
+    assert!(thread.himeno(&pr, 1, 2, (256, 1)).is_ok());
     Ok(())
 }

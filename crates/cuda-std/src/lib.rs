@@ -13,6 +13,8 @@
 //! - `cluster` (sm_90 builds only): `cluster_blocks`, `cluster_block_rank`, `cluster_id_x`.
 //! - [`memory`]: `load_global_i16`, `load_global_u32`, `store_global_i16` at a 32-bit element
 //!   offset (`ld.global`/`st.global`).
+//! - [`launch_bounds!`]: CUDA's `__launch_bounds__` for a kernel (the PTX builder writes the
+//!   directives).
 //! - [`shared_array!`] / [`dynamic_shared!`]: shared memory sized at compile time / per launch; [`shared`]: `shared_addr` and
 //!   typed `ld_shared_*`/`st_shared_*` (explicit `ld.shared`/`st.shared` on 32-bit addresses).
 //! - a panic handler that executes `trap` (a kernel that panics aborts its launch and the host
@@ -36,6 +38,7 @@ pub mod atomic;
 pub mod cluster;
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
 pub mod grid_dependency;
+pub mod launch_bounds;
 pub mod math;
 pub mod memory;
 pub mod shared;

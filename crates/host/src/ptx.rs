@@ -219,6 +219,18 @@ mod tests {
     }
 
     #[test]
+    fn the_himeno_sweep_carries_its_launch_bounds() {
+        // `launch_bounds!` in the device crate, turned into directives by the PTX builder (the
+        // host's check of the block, `himeno::gpu`, reads the same constant).
+        let m = module();
+        assert!(!m.contains("__lockstep_launch_bounds__"), "a launch-bounds symbol was left in the module");
+        let at = m.find(".entry himeno_jacobi(").expect("the module has the Himeno sweep");
+        let head = &m[at..at + m[at..].find("\n{").unwrap()];
+        let threads = lockstep_shared::himeno::SWEEP_MAX_THREADS;
+        assert!(head.contains(&format!(".maxntid {threads}, 1, 1\n.minnctapersm 6")), "{head}");
+    }
+
+    #[test]
     fn every_image_decodes_and_the_ptx_lists_the_kernels() {
         for image in &IMAGES {
             let b = image.bytes().unwrap();

@@ -163,20 +163,25 @@ pub(crate) unsafe fn coefs_at(
     }
 }
 
+// Six blocks of 256 per SM: ptxas fits the sweep in 40 registers (39 unbounded) and, told so,
+// schedules it so that the H200 streams at 86% (M) / 96% (L) of copy where it ran at 61–76% /
+// 66–83% (bench/results/himeno-h200-2026-11-28.md); eight blocks (32 registers) spill.
+lockstep_cuda_std::launch_bounds!(himeno_jacobi, max_threads = himeno::SWEEP_MAX_THREADS, min_blocks = 6);
+
 /// One Jacobi sweep of the Himeno benchmark: `p_out = p + omega·ss` at interior points, gosa
 /// by `dims.gosa_via` into `*gosa` (atomics) or into `partials` (tree level 1: one warp-tree
 /// sum per 32 consecutive k of a row, at `(row, chunk)`). With `prev_len > 0` the blocks of
 /// linear index `b < LEVEL2_GROUPS` first do level 2 of the previous sweep's tree over
 /// `prev[..prev_len]` (group `b`, `b + blocks`, … by [`level2_group`], the last one writing
 /// `*gosa`), so that level 2 costs no launch of its own. Thread x ↦ k − 1, y ↦ j − 1; block z
-/// covers `q = ceil((mi − 2) / gridDim.z)` consecutive planes from `i = 1 + q·z`. With exactly 2
-/// or 4 planes a thread issues the loads of all its points (their shared `p` values loaded
-/// once) in one basic block before storing any; otherwise it goes plane by plane.
+/// covers `q = ceil((mi − 2) / gridDim.z)` consecutive planes from `i = 1 + q·z`; a thread goes
+/// through its points plane by plane. At most `SWEEP_MAX_THREADS` (256) threads per block: the
+/// kernel's launch bounds.
 ///
 /// # Safety
 /// Coefficient arrays as in the benchmark (`a`: 4 planes, `b`, `c`: 3 planes, `bnd`, `wrk1`,
 /// `p`, `p_out`: 1 plane of `mi·mj·mk`); `p` and `p_out` do not overlap; `partials` holds
-/// `(mi−2)(mj−2)·chunks_per_row(mk)` for the tree; blockDim.x is a multiple of 32, blockDim.z 1.
+/// `(mi−2)(mj−2)·chunks_per_row(mk)` for the tree; blockDim.x is a multiple of 32, blockDim.z 1 (at most 256 threads: the launch bounds).
 /// With `prev_len > 0`: `prev` holds `prev_len` values and overlaps no other array, `sums`
 /// holds `LEVEL2_GROUPS` and `count` one `u32` that is 0, none of them touched by anything else
 /// during the launch.
@@ -253,41 +258,16 @@ pub unsafe extern "ptx-kernel" fn himeno_jacobi(
             }
         }
     };
-    if planes == 4 || planes == 2 {
-        let (mut s0, mut s1, mut s2, mut s3) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
+    let mut u = 0;
+    while u < planes {
+        let mut sq = 0.0f32;
         if inside {
-            if planes == 4 {
-                let (r0, r1, r2, r3) = (point(at_plane(0)), point(at_plane(1)), point(at_plane(2)), point(at_plane(3)));
-                store(at_plane(0), r0.1);
-                store(at_plane(1), r1.1);
-                store(at_plane(2), r2.1);
-                store(at_plane(3), r3.1);
-                (s0, s1, s2, s3) = (r0.0 * r0.0, r1.0 * r1.0, r2.0 * r2.0, r3.0 * r3.0);
-            } else {
-                let (r0, r1) = (point(at_plane(0)), point(at_plane(1)));
-                store(at_plane(0), r0.1);
-                store(at_plane(1), r1.1);
-                (s0, s1) = (r0.0 * r0.0, r1.0 * r1.0);
-            }
+            let (ss, new) = point(at_plane(u));
+            store(at_plane(u), new);
+            sq = ss * ss;
         }
-        reduce(s0, i0);
-        reduce(s1, i0 + 1);
-        if planes == 4 {
-            reduce(s2, i0 + 2);
-            reduce(s3, i0 + 3);
-        }
-    } else {
-        let mut u = 0;
-        while u < planes {
-            let mut sq = 0.0f32;
-            if inside {
-                let (ss, new) = point(at_plane(u));
-                store(at_plane(u), new);
-                sq = ss * ss;
-            }
-            reduce(sq, i0 + u);
-            u += 1;
-        }
+        reduce(sq, i0 + u);
+        u += 1;
     }
 }
 

@@ -14,7 +14,9 @@
 //! `llvm-bitcode-linker` that cargo would otherwise call for the cdylib (it cannot be installed
 //! here); nothing needs linking, because LTO already merged the bitcode.
 //!
-//! The module is then checked ([`check_module`]): it must define at least one `.entry`, declare
+//! Launch bounds the device crate declares (`lockstep_cuda_std::launch_bounds!`) become
+//! `.maxntid` / `.minnctapersm` directives of their kernels ([`launch_bounds`]). The module is
+//! then checked ([`check_module`]): it must define at least one `.entry`, declare
 //! no `.extern .func` (the driver cannot resolve one), and declare each `.shared` symbol once.
 //! [`census`] counts, per function, the instructions exact kernels are held to (`fma`,
 //! `.approx`, `.ftz`, `.local`), and [`ptxas`] runs NVIDIA's assembler, when present, for
@@ -28,6 +30,7 @@
 
 pub mod census;
 pub mod images;
+pub mod launch_bounds;
 pub mod ptxas;
 
 use std::fmt;
@@ -215,6 +218,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuiltPtx, BuildError> {
         return Err(BuildError::MissingOutput(asm));
     }
     let ptx = std::fs::read_to_string(&asm).map_err(|e| BuildError::Io(asm.clone(), e))?;
+    let ptx = launch_bounds::apply(&ptx)?;
     let entries = check_module(&ptx)?;
     let path = opts.target_dir.join(format!("{crate_name}.{}.ptx", opts.arch.name()));
     write_if_changed(&path, &ptx)?;

@@ -36,6 +36,10 @@ pub const LEVEL2_STRIDE: usize = LEVEL2_GROUPS * LEVEL2_LANES;
 /// `c[3]`, `bnd`, `wrk1`, `p` (13 f32; neighbours assumed cached) and write the new `p`.
 pub const BYTES_PER_POINT: f64 = 56.0;
 
+/// Most threads per block of the per-thread sweep (`himeno_jacobi`): its launch bounds
+/// (`.maxntid`) — the host refuses larger blocks before launching.
+pub const SWEEP_MAX_THREADS: u32 = 256;
+
 /// How the Jacobi kernel reduces gosa (the code it switches on).
 pub mod gosa_via {
     /// One `atom.add.f32` per interior point into one address.

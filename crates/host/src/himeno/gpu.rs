@@ -26,11 +26,13 @@ pub const HIMENO_MARCH_PLANES: u32 = 16;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum HimenoSweep {
     /// `himeno_jacobi`: each thread computes its points of `planes` consecutive i planes, its
-    /// `p` neighbours read through the caches.
+    /// `p` neighbours read through the caches; at most 256 threads per block (the kernel's
+    /// launch bounds). The default: at 2 planes and 128×2 threads the fastest on the H100 and
+    /// H200 (bench/results/himeno-bounds-2026-11-28.md).
+    #[default]
     PerThread,
     /// `himeno_jacobi_march`: each block marches through `planes` consecutive i planes of its
     /// `(k, j)` tile with the pressure of three planes (plus a halo) in shared memory.
-    #[default]
     March,
 }
 
@@ -151,8 +153,8 @@ impl<'g> Himeno<'g> {
     }
 
     /// Sets how many consecutive i planes each block of the Himeno sweep covers (default
-    /// [`HIMENO_PLANES`] per thread, where 2 and 4 load all of a thread's points before storing
-    /// any; [`HIMENO_MARCH_PLANES`] marching, the planes a block walks through).
+    /// [`HIMENO_PLANES`] per thread, each thread going through its points plane by plane;
+    /// [`HIMENO_MARCH_PLANES`] marching, the planes a block walks through).
     pub fn with_planes(mut self, planes: u32) -> Result<Self> {
         if planes == 0 || planes > 16 {
             return Err(Error::InvalidInput { what: "Himeno planes per block", why: format!("{planes}: use 1 to 16") });
@@ -216,7 +218,19 @@ impl<'g> Himeno<'g> {
             [bx, by, 1],
         )?;
         let (kernel, shared) = match self.sweep {
-            HimenoSweep::PerThread => (&self.himeno_jacobi, 0),
+            HimenoSweep::PerThread => {
+                // The kernel's launch bounds (`.maxntid`): the driver would refuse a larger block.
+                if bx * by > himeno::SWEEP_MAX_THREADS {
+                    return Err(Error::InvalidInput {
+                        what: "Himeno block",
+                        why: format!(
+                            "{bx}x{by}: the per-thread sweep takes at most {} threads per block (its launch bounds)",
+                            himeno::SWEEP_MAX_THREADS
+                        ),
+                    });
+                }
+                (&self.himeno_jacobi, 0)
+            }
             HimenoSweep::March => {
                 // Four planes of (x + 2)·(y + 2) f32; x, y ≤ 1024 (LaunchDims checked the block).
                 let bytes = 16 * (bx + 2) * (by + 2);
