@@ -1,4 +1,4 @@
-//! [`launch_bounds!`]: CUDA's `__launch_bounds__(max_threads, min_blocks)` for a kernel written
+//! [`launch_bounds!`](crate::launch_bounds!): CUDA's `__launch_bounds__(max_threads, min_blocks)` for a kernel written
 //! here, which rustc's NVPTX backend has no attribute for.
 //!
 //! The macro exports one `[u32; 2]` named `__lockstep_launch_bounds__<kernel>`; lockstep's PTX
