@@ -226,8 +226,11 @@ mod tests {
         assert!(!m.contains("__lockstep_launch_bounds__"), "a launch-bounds symbol was left in the module");
         let at = m.find(".entry himeno_jacobi(").expect("the module has the Himeno sweep");
         let head = &m[at..at + m[at..].find("\n{").unwrap()];
-        let threads = lockstep_shared::himeno::SWEEP_MAX_THREADS;
-        assert!(head.contains(&format!(".maxntid {threads}, 1, 1\n.minnctapersm 6")), "{head}");
+        use lockstep_shared::himeno::{SWEEP_MAX_THREADS, SWEEP_MIN_BLOCKS};
+        assert!(
+            head.contains(&format!(".maxntid {SWEEP_MAX_THREADS}, 1, 1\n.minnctapersm {SWEEP_MIN_BLOCKS}")),
+            "{head}"
+        );
     }
 
     #[test]

@@ -167,7 +167,11 @@ pub(crate) unsafe fn coefs_at(
 // schedules it so that an H200 streams at 86% (M) / 96% (L) of copy at 128×2/2, where the same
 // shapes ran at 61–77% / 66–89% without the bounds (bench/results/himeno-bounds-2026-11-28.md);
 // eight blocks (32 registers) spill and run slower.
-lockstep_cuda_std::launch_bounds!(himeno_jacobi, max_threads = himeno::SWEEP_MAX_THREADS, min_blocks = 6);
+lockstep_cuda_std::launch_bounds!(
+    himeno_jacobi,
+    max_threads = himeno::SWEEP_MAX_THREADS,
+    min_blocks = himeno::SWEEP_MIN_BLOCKS
+);
 
 /// One Jacobi sweep of the Himeno benchmark: `p_out = p + omega·ss` at interior points, gosa
 /// by `dims.gosa_via` into `*gosa` (atomics) or into `partials` (tree level 1: one warp-tree
@@ -182,7 +186,8 @@ lockstep_cuda_std::launch_bounds!(himeno_jacobi, max_threads = himeno::SWEEP_MAX
 /// # Safety
 /// Coefficient arrays as in the benchmark (`a`: 4 planes, `b`, `c`: 3 planes, `bnd`, `wrk1`,
 /// `p`, `p_out`: 1 plane of `mi·mj·mk`); `p` and `p_out` do not overlap; `partials` holds
-/// `(mi−2)(mj−2)·chunks_per_row(mk)` for the tree; blockDim.x is a multiple of 32, blockDim.z 1 (at most 256 threads: the launch bounds).
+/// `(mi−2)(mj−2)·chunks_per_row(mk)` for the tree; blockDim.x is a multiple of 32, blockDim.z 1
+/// (at most 256 threads: the launch bounds).
 /// With `prev_len > 0`: `prev` holds `prev_len` values and overlaps no other array, `sums`
 /// holds `LEVEL2_GROUPS` and `count` one `u32` that is 0, none of them touched by anything else
 /// during the launch.

@@ -40,6 +40,10 @@ pub const BYTES_PER_POINT: f64 = 56.0;
 /// (`.maxntid`) — the host refuses larger blocks before launching.
 pub const SWEEP_MAX_THREADS: u32 = 256;
 
+/// Blocks of [`SWEEP_MAX_THREADS`] per SM the per-thread sweep's registers are allocated for
+/// (`.minnctapersm`).
+pub const SWEEP_MIN_BLOCKS: u32 = 6;
+
 /// How the Jacobi kernel reduces gosa (the code it switches on).
 pub mod gosa_via {
     /// One `atom.add.f32` per interior point into one address.
