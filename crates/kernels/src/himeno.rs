@@ -164,9 +164,9 @@ pub(crate) unsafe fn coefs_at(
 }
 
 // Six blocks of 256 per SM: ptxas fits the sweep in 40 registers (39 unbounded) and, told so,
-// schedules it so that an H200 streams at 86% (M) / 96% (L) of copy at 128×2/2, where the same
-// shapes ran at 61–77% / 66–89% without the bounds (bench/results/himeno-bounds-2026-11-28.md);
-// eight blocks (32 registers) spill and run slower.
+// schedules it so that an H200 streams at 85–87% (M) / 94–97% (L) of copy at 128×2/2, where
+// the same shapes ran at 61–77% / 66–89% without the bounds
+// (bench/results/himeno-bounds-2026-11-28.md); eight blocks (32 registers) spill and run slower.
 lockstep_cuda_std::launch_bounds!(
     himeno_jacobi,
     max_threads = himeno::SWEEP_MAX_THREADS,
