@@ -249,8 +249,12 @@ pub fn read_numbers(path: &Path, what: &str, precision: PrecisionArg) -> Result<
 }
 
 /// Checks, before the run, that `path` (given with `flag`) can be written: its folder exists,
-/// it is not a folder, and a file can be created there. A file created for the check is
-/// removed again; an existing file is left as it is. `ext`: the extension the writer needs.
+/// it is not a folder, and a file can be created there. `path` itself is never created: an
+/// existing file is opened for writing (not truncated), a missing one is stood in for by a
+/// file of this process's own name in the same folder, created and removed — the ranks of one
+/// run check the same path at once, and a check that created and removed `path` could have its
+/// file re-created by another rank's check and left behind. `ext`: the extension the writer
+/// needs.
 pub fn check_writable(path: &Path, flag: &str, ext: Option<&str>) -> Result<()> {
     if let Some(ext) = ext {
         let ok = path.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case(ext));
@@ -261,16 +265,22 @@ pub fn check_writable(path: &Path, flag: &str, ext: Option<&str>) -> Result<()> 
     if path.is_dir() {
         bail!("{flag} {}: is a folder; give a file name", path.display());
     }
-    let existed = path.exists();
-    match std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(path) {
-        Ok(_) => {
-            if !existed {
-                let _ = std::fs::remove_file(path);
-            }
-            Ok(())
+    let probe = if path.exists() {
+        std::fs::OpenOptions::new().write(true).open(path).map(drop)
+    } else {
+        let folder = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let stand_in = folder.join(format!(".{name}.lockstep-check-{}", std::process::id()));
+        let made = std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(&stand_in).map(drop);
+        if made.is_ok() {
+            let _ = std::fs::remove_file(&stand_in);
         }
-        Err(e) => bail!("{flag} {}: cannot be written ({e}); give a path in a writable folder", path.display()),
+        made
+    };
+    if let Err(e) = probe {
+        bail!("{flag} {}: cannot be written ({e}); give a path in a writable folder", path.display());
     }
+    Ok(())
 }
 
 /// Checks `path` for every `(flag, path, ext)` given.
@@ -403,5 +413,29 @@ impl Progress {
     /// Removes the bar.
     pub fn finish(&self) {
         self.bar.finish_and_clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_writable;
+
+    #[test]
+    fn checking_an_output_never_creates_or_changes_it() {
+        let dir = std::env::temp_dir().join(format!("lockstep-check-writable-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let missing = dir.join("out.npy");
+        check_writable(&missing, "--out", Some("npy")).unwrap();
+        assert!(!missing.exists(), "the check created the output");
+        let kept = dir.join("kept.npy");
+        std::fs::write(&kept, b"data").unwrap();
+        check_writable(&kept, "--out", Some("npy")).unwrap();
+        assert_eq!(std::fs::read(&kept).unwrap(), b"data");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "a stand-in file was left behind");
+        let e = check_writable(&dir.join("no/such/folder/out.npy"), "--out", Some("npy")).unwrap_err().to_string();
+        assert!(e.contains("cannot be written"), "{e}");
+        let e = check_writable(&dir, "--out", None).unwrap_err().to_string();
+        assert!(e.contains("is a folder"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
