@@ -68,6 +68,15 @@ impl<'g, A: KernelArgs> Kernel<'g, A> {
         &self.function
     }
 
+    /// The most threads per block this kernel launches with on this GPU, as the driver reports it
+    /// (`cuFuncGetAttribute`, `MAX_THREADS_PER_BLOCK`): what its registers allow, and its launch
+    /// bounds' `.maxntid` where it has them.
+    pub(crate) fn max_threads(&self) -> Result<u32> {
+        use cust::function::FunctionAttribute::MaxThreadsPerBlock;
+        let max = self.function.get_attribute(MaxThreadsPerBlock).map_err(crate::error::cuda("cuFuncGetAttribute"))?;
+        Ok(max.max(0) as u32)
+    }
+
     /// Lets launches of this kernel ask for up to `bytes` of dynamic shared memory, past the
     /// 48 KiB a launch gets without asking (`cuFuncSetAttribute`; at most the GPU's
     /// [`Gpu::shared_memory_per_block_optin`]).

@@ -122,7 +122,7 @@ impl<'g> Himeno<'g> {
         Ok(Himeno {
             gpu,
             planes: None,
-            sweep: HimenoSweep::March,
+            sweep: HimenoSweep::default(),
             himeno_jacobi: gpu.kernel("himeno_jacobi")?,
             himeno_jacobi_march: gpu.kernel("himeno_jacobi_march")?,
             himeno_jacobi_march_pdl: gpu.kernel_if_loaded("himeno_jacobi_march_pdl")?,
@@ -131,8 +131,7 @@ impl<'g> Himeno<'g> {
         })
     }
 
-    /// Chooses the sweep kernel (default [`HimenoSweep::March`]: on an H100 85.0% of the bound at
-    /// size M and 92.7% at L against 83.4% and 90.9% for the best per-thread sweep, same call).
+    /// Chooses the sweep kernel (default [`HimenoSweep::PerThread`]; the same bits either way).
     pub fn with_sweep(mut self, sweep: HimenoSweep) -> Self {
         self.sweep = sweep;
         self
@@ -219,13 +218,14 @@ impl<'g> Himeno<'g> {
         )?;
         let (kernel, shared) = match self.sweep {
             HimenoSweep::PerThread => {
-                // The kernel's launch bounds (`.maxntid`): the driver would refuse a larger block.
-                if bx * by > himeno::SWEEP_MAX_THREADS {
+                // The kernel's launch bounds (`.maxntid`, SWEEP_MAX_THREADS) and registers, as the
+                // driver reports them: it would refuse a larger block.
+                let max = self.himeno_jacobi.max_threads()?;
+                if bx * by > max {
                     return Err(Error::InvalidInput {
                         what: "Himeno block",
                         why: format!(
-                            "{bx}x{by}: the per-thread sweep takes at most {} threads per block (its launch bounds)",
-                            himeno::SWEEP_MAX_THREADS
+                            "{bx}x{by}: the per-thread sweep takes at most {max} threads per block (its launch bounds)"
                         ),
                     });
                 }

@@ -313,7 +313,7 @@ impl<'g> Mg<'g> {
 
     /// As [`Mg::check_block`] for `threads` per block.
     fn check_threads<A: KernelArgs>(&self, f: &Kernel<'_, A>, threads: u32) -> Result<()> {
-        let max = max_threads(f)?;
+        let max = f.max_threads()?;
         if threads > max {
             return Err(Error::TooLarge {
                 what: "threads per block for this Minority Game kernel (its registers allow fewer)",
@@ -343,7 +343,7 @@ impl<'g> Mg<'g> {
             return Ok(self.block);
         }
         let f = self.standalone_kernel(params, trace);
-        let max = max_threads(f)?;
+        let max = f.max_threads()?;
         let mut resident = Vec::new();
         for threads in (32..=max.min(crate::launch::MAX_THREADS_PER_BLOCK)).step_by(32) {
             resident.push(self.resident_blocks_at(f, threads)? as u64);
@@ -893,10 +893,4 @@ impl StandaloneRun {
     pub fn threads(&self) -> u32 {
         self.threads
     }
-}
-
-/// The most threads per block `f`'s registers allow.
-fn max_threads<A: KernelArgs>(f: &Kernel<'_, A>) -> Result<u32> {
-    let max = f.function().get_attribute(FunctionAttribute::MaxThreadsPerBlock).map_err(cuda("cuFuncGetAttribute"))?;
-    Ok(max.max(0) as u32)
 }
