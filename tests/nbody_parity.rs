@@ -123,7 +123,40 @@ fn assert_same_state<T: NbodyFloat + lockstep_parity::Bits>(
     })
 }
 
-/// Fast mode against the exact CPU: every coordinate within `tol · max|coordinate|`.
+/// How far the exact CPU twin in `T` lies from the same problem run in f64 (`s0` and `p`
+/// widened exactly), as `[positions, velocities]`, the largest difference of a coordinate; `None`
+/// for f64 (no wider twin). It measures how much this draw amplifies rounding: a few steps of a
+/// close encounter can turn f32's 6e-8 into 1e-4.
+fn rounding_spread<T: NbodyFloat>(
+    p: &Params<T>,
+    s0: &System<T>,
+    steps: u64,
+    shift: Option<u32>,
+    exact: &System<T>,
+) -> Result<Option<[f64; 2]>, TestCaseError> {
+    if T::NAME == "f64" {
+        return Ok(None);
+    }
+    let wide = Params { g: p.g.to_f64(), eps: p.eps.to_f64(), dt: p.dt.to_f64() };
+    let mut truth = s0.convert::<f64>();
+    cpu_run(&wide, &mut truth, steps, shift)?;
+    let spread = |a: &[T], b: &[f64]| a.iter().zip(b).map(|(x, y)| (x.to_f64() - y).abs()).fold(0.0, f64::max);
+    Ok(Some([spread(&exact.pos, &truth.pos), spread(&exact.vel, &truth.vel)]))
+}
+
+/// The bound fast mode is held to for one quantity: `tol · scale`, or four times the exact
+/// twin's own distance from the f64 trajectory (`spread`, [`rounding_spread`]) when that is more.
+/// A draw that amplifies rounding so much that the exact twin alone spends over a quarter of
+/// the tolerance (the regression case below: a close encounter, 3.8e-5 of a bound of 8e-5) measures
+/// the problem's condition there, not the fast mode's error: the bound follows the condition on
+/// such draws only, and a NaN, a missing body or a wrong sum still fails. On every other draw —
+/// at least 90% of them, [`most_draws_are_held_to_the_fast_tolerance`] — it is `tol · scale`.
+fn fast_bound(tol: f64, scale: f64, spread: Option<f64>) -> f64 {
+    (tol * scale).max(4.0 * spread.unwrap_or(0.0))
+}
+
+/// Fast mode against the exact CPU: every coordinate within `tol · max|coordinate|` (see
+/// [`fast_bound`] for draws that amplify rounding past a quarter of it).
 fn fast_case<T: NbodyFloat + Into<f64>>(
     method: Method,
     n: usize,
@@ -140,18 +173,21 @@ fn fast_case<T: NbodyFloat + Into<f64>>(
     let scales = [max_abs(&want.pos), max_abs(&want.vel)];
     prop_assert!(scales.iter().all(|s| s.is_finite()), "CPU reference not finite: {p:?} n={n}");
     let gpu = gpu_or_skip!();
+    let spread = rounding_spread(&p, &s0, steps, shift, &want)?;
+    prop_assert!(spread.is_none_or(|s| s.iter().all(|v| v.is_finite())), "f64 twin not finite: {p:?} n={n}");
     let nb = fitting(gpu, block, method, Mode::Fast, T::NAME, shift)?;
     let block = nb.block_size();
     let mut got = s0.clone();
     nb.run(method, Mode::Fast, &p, &mut got, steps)?;
-    for ((name, g, w), scale) in
-        [("positions", &got.pos, &want.pos), ("velocities", &got.vel, &want.vel)].into_iter().zip(scales)
+    for (k, ((name, g, w), scale)) in
+        [("positions", &got.pos, &want.pos), ("velocities", &got.vel, &want.vel)].into_iter().zip(scales).enumerate()
     {
         // NaN-aware: a NaN from the fast kernel is an infinite error and fails.
         let scale = scale.max(f64::MIN_POSITIVE);
-        assert_within(&format!("{method:?} fast {} {name}", T::NAME), g, w, tol * scale, |i| {
+        let bound = fast_bound(tol, scale, spread.map(|s| s[k]));
+        assert_within(&format!("{method:?} fast {} {name}", T::NAME), g, w, bound, |i| {
             format!(
-                "body {} component {}; tolerance {tol:e} × {scale:e}; n={n}, steps={steps}, block={block:?}, shift={shift:?}, {p:?}",
+                "body {} component {}; bound {bound:e} (tolerance {tol:e} × {scale:e}; exact twin from f64 {spread:?}); n={n}, steps={steps}, block={block:?}, shift={shift:?}, {p:?}",
                 i / 4,
                 i % 4
             )
@@ -197,6 +233,55 @@ proptest! {
         if f64_ { exact_case::<f64>(method, n, steps, block, seed, zero_eps, coincide, shift)?; }
         else { exact_case::<f32>(method, n, steps, block, seed, zero_eps, coincide, shift)?; }
     }
+}
+
+/// The draw that failed `nbody_split_f32_fast_within_tolerance` on an H200 (2026-11-28; n = 9,
+/// 3 steps, block 32): the fast f32 velocity 3.9999032 against the exact f32 twin's 3.9999976,
+/// 9.4e-5 over a tolerance of 2e-5 × 4.0, while the f64 trajectory of the same problem is
+/// 3.9999593 — the exact twin 3.8e-5 above it, fast mode 5.6e-5 below. Its bound is the
+/// condition's (CPU only).
+#[test]
+fn the_draw_that_failed_is_held_to_its_condition() {
+    let (n, steps, seed, shift) = (9, 3, 10_242_133_470_564_778_742, None);
+    let (p, s0) = setup::<f32>(n, seed, false, false);
+    let mut want = s0.clone();
+    cpu_run(&p, &mut want, steps, shift).unwrap();
+    let scales = [max_abs(&want.pos), max_abs(&want.vel)];
+    let spread = rounding_spread(&p, &s0, steps, shift, &want).unwrap().expect("f32 has an f64 twin");
+    println!("scales {scales:?}, exact f32 from f64 {spread:?}");
+    assert_eq!(want.vel[34], 3.9999976, "the draw is the one that failed");
+    let bound = fast_bound(FAST_TOL_F32, scales[1], Some(spread[1]));
+    assert!(bound > FAST_TOL_F32 * scales[1], "an ill-conditioned draw: {spread:?}");
+    assert!((3.9999032f64 - 3.9999976f64).abs() <= bound, "fast mode's measured value within {bound:e}");
+}
+
+/// The condition's bound must stay the exception: of 100 draws of
+/// `nbody_split_f32_fast_within_tolerance`'s distribution (fixed seeds), at least 90% are held
+/// to the plain tolerance (CPU only; the count is printed).
+#[test]
+fn most_draws_are_held_to_the_fast_tolerance() {
+    let mut r = data::SplitMix64(0x6e62_6f64_7921);
+    let draws = 100;
+    let mut plain = 0;
+    for _ in 0..draws {
+        let n = 2 + (r.next_u64() % 598) as usize;
+        let steps = 1 + r.next_u64() % 3;
+        let shift = match r.next_u64() % 6 {
+            0 => None,
+            k => Some(k as u32),
+        };
+        let seed = r.next_u64();
+        let (p, s0) = setup::<f32>(n, seed, false, false);
+        let mut want = s0.clone();
+        cpu_run(&p, &mut want, steps, shift).unwrap();
+        let scales = [max_abs(&want.pos), max_abs(&want.vel)];
+        let spread = rounding_spread(&p, &s0, steps, shift, &want).unwrap().unwrap();
+        plain += usize::from(
+            (0..2).all(|k| fast_bound(FAST_TOL_F32, scales[k], Some(spread[k])) == FAST_TOL_F32 * scales[k]),
+        );
+    }
+    println!("{plain} of {draws} draws held to the plain f32 fast tolerance");
+    assert!(plain * 10 >= draws * 9, "only {plain} of {draws} draws held to the tolerance");
 }
 
 proptest! {

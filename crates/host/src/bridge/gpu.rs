@@ -316,6 +316,12 @@ impl<'g> Bridge<'g> {
     }
 
     /// As [`Bridge::new`] with `threads` per block (a multiple of 32 up to 1024).
+    ///
+    /// Larger blocks are not faster here and can be much slower: the path stack stays in shared
+    /// memory only while `slots·d·threads ≤ 4096` elements ([`Plan::stack_in_shared`]);
+    /// beyond, it lives in a global scratch buffer. At d = 3 with 7 slots that is every block
+    /// over 128 threads: on an H200 the staged kernels at an odd path count then ran 19–36% of
+    /// copy against 73–85% at 128 (bench/results/himeno-bounds-2026-11-28.md, last section).
     pub fn with_block_size(gpu: &'g Gpu, threads: u32) -> Result<Self> {
         let block = crate::launch::block_size(threads)?;
         Ok(Bridge {
