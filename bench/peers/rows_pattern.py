@@ -19,6 +19,10 @@ used (the bridge's software pipeline). Variants (`--variants`):
 - `scalar`: one path per thread, 4-byte accesses (no quads).
 - `aligned`: `split` at a path count rounded down to a multiple of 4 (every access 16 bytes): the
   reference the others are held to.
+- `order-paths`, `order-incr`: `split`'s accesses in the order and rows of lockstep's d = 1
+  bridge at 64 steps (its depth-first bisection strategy, `STRATEGY_64`): step s reads z row
+  `zrow[s]` and writes row `orow[s]` (paths), or the rows its increments emit (0 or 2 per step);
+  `order-incr-aligned` at the count rounded down to a multiple of 4.
 
 It prints each variant's registers, the median time (CUDA events, after a warm-up), GB/s (read +
 write of rows·paths f32) and the share of the same run's device-copy bandwidth (a CuPy
@@ -26,7 +30,8 @@ device-to-device copy of the same bytes), and checks every variant's output agai
 `z·a + b` in f32 (bit for bit: one multiply and one add, no contraction).
 
 Usage: python3 bench/peers/rows_pattern.py [--rows 65] [--paths 1439741,1439745,1439746,1439747]
-           [--block 128] [--prefetch 4] [--runs 9] [--variants split,shfl,scalar,aligned]
+           [--block 128] [--prefetch 4] [--runs 9]
+           [--variants aligned,split,shfl,scalar,order-paths,order-incr,order-incr-aligned]
 """
 import argparse
 
@@ -211,6 +216,64 @@ extern "C" __global__ void shfl(const float* __restrict__ z, float* __restrict__
     }
 }
 
+// ---- order: split accesses in a bridge strategy's order ----
+// Step s reads z row zrow[s] and writes out row orow[s] (paths), or with INCR the rows orow[s]
+// (flag 1, z·a + b) and orow[s] + 1 (flag 2, z·a - b): the rows and order lockstep's d = 1
+// bridge reads and writes (its depth-first bisection strategy, from `Plan::exec`).
+template <bool INCR>
+__device__ __forceinline__ void order_body(const float* __restrict__ z, float* __restrict__ out,
+        unsigned steps, unsigned paths, float a, float b, const unsigned* __restrict__ zrow,
+        const unsigned* __restrict__ orow, const unsigned* __restrict__ flags) {
+    unsigned q = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned q4 = 4 * q;
+    if (q4 >= paths) return;
+    unsigned n = paths - q4 < 4 ? paths - q4 : 4;
+    Quad cur[PF], nxt[PF];
+    #pragma unroll
+    for (int j = 0; j < PF; j++) {
+        unsigned s = j;
+        if (s < steps) { unsigned r = zrow[s]; cur[j] = split_load(z, r * paths + q4, (r * paths) & 3, n); }
+    }
+    for (unsigned s0 = 0; s0 < steps; s0 += PF) {
+        #pragma unroll
+        for (int j = 0; j < PF; j++) {
+            unsigned s = s0 + PF + j;
+            if (s < steps) { unsigned r = zrow[s]; nxt[j] = split_load(z, r * paths + q4, (r * paths) & 3, n); }
+        }
+        #pragma unroll
+        for (int j = 0; j < PF; j++) {
+            unsigned s = s0 + j;
+            if (s < steps) {
+                unsigned r = orow[s];
+                Quad w;
+                for (int i = 0; i < 4; i++) w.v[i] = fma_free(cur[j].v[i], a, b);
+                if (!INCR) {
+                    split_store(out, r * paths + q4, (r * paths) & 3, n, w);
+                } else {
+                    unsigned f = flags[s];
+                    if (f & 1) split_store(out, r * paths + q4, (r * paths) & 3, n, w);
+                    if (f & 2) {
+                        Quad w2;
+                        for (int i = 0; i < 4; i++) w2.v[i] = __fsub_rn(__fmul_rn(cur[j].v[i], a), b);
+                        unsigned r2 = r + 1;
+                        split_store(out, r2 * paths + q4, (r2 * paths) & 3, n, w2);
+                    }
+                }
+            }
+        }
+        #pragma unroll
+        for (int j = 0; j < PF; j++) cur[j] = nxt[j];
+    }
+}
+extern "C" __global__ void order_paths(const float* z, float* out, unsigned steps, unsigned paths, float a,
+        float b, const unsigned* zrow, const unsigned* orow, const unsigned* flags) {
+    order_body<false>(z, out, steps, paths, a, b, zrow, orow, flags);
+}
+extern "C" __global__ void order_incr(const float* z, float* out, unsigned steps, unsigned paths, float a,
+        float b, const unsigned* zrow, const unsigned* orow, const unsigned* flags) {
+    order_body<true>(z, out, steps, paths, a, b, zrow, orow, flags);
+}
+
 // ---- scalar: one path per thread ----
 extern "C" __global__ void scalar(const float* __restrict__ z, float* __restrict__ out,
                                   unsigned rows, unsigned paths, float a, float b) {
@@ -229,6 +292,24 @@ extern "C" __global__ void scalar(const float* __restrict__ z, float* __restrict
     }
 }
 """
+
+
+# lockstep's d = 1 bridge strategy for `BridgeSpec::standard(64)` (depth-first bisection), from
+# `Plan::exec`: (z row, out row, flags) per step; flags 1 = emit the left increment (row out),
+# 2 = the right one (row out + 1).
+STRATEGY_64 = (
+    "0 63 0;1 31 0;2 15 0;4 7 0;8 3 0;16 1 0;32 0 3;33 2 3;17 5 0;34 4 3;35 6 3;9 11 0;18 9 0;"
+    "36 8 3;37 10 3;19 13 0;38 12 3;39 14 3;5 23 0;10 19 0;20 17 0;40 16 3;41 18 3;21 21 0;42 20 3;"
+    "43 22 3;11 27 0;22 25 0;44 24 3;45 26 3;23 29 0;46 28 3;47 30 3;3 47 0;6 39 0;12 35 0;24 33 0;"
+    "48 32 3;49 34 3;25 37 0;50 36 3;51 38 3;13 43 0;26 41 0;52 40 3;53 42 3;27 45 0;54 44 3;"
+    "55 46 3;7 55 0;14 51 0;28 49 0;56 48 3;57 50 3;29 53 0;58 52 3;59 54 3;15 59 0;30 57 0;"
+    "60 56 3;61 58 3;31 61 0;62 60 3;63 62 3"
+)
+
+
+def strategy():
+    rows = [tuple(int(x) for x in step.split()) for step in STRATEGY_64.split(";")]
+    return [np.array(col, dtype=np.uint32) for col in zip(*rows)]
 
 
 def median_ms(fn, runs):
@@ -252,13 +333,15 @@ def main():
     ap.add_argument("--block", type=int, default=128)
     ap.add_argument("--prefetch", type=int, default=4)
     ap.add_argument("--runs", type=int, default=9)
-    ap.add_argument("--variants", default="aligned,split,shfl,scalar")
+    ap.add_argument("--variants", default="aligned,split,shfl,scalar,order-paths,order-incr,order-incr-aligned")
     args = ap.parse_args()
     dev = cp.cuda.Device()
     name = cp.cuda.runtime.getDeviceProperties(dev.id)["name"].decode()
     module = cp.RawModule(code=SOURCE, options=("-std=c++17", f"-DPREFETCH={args.prefetch}", "--fmad=false"),
                           name_expressions=None)
-    kernels = {k: module.get_function(k) for k in ("split", "shfl", "scalar")}
+    kernels = {k: module.get_function(k) for k in ("split", "shfl", "scalar", "order_paths", "order_incr")}
+    zrow, orow, flags = strategy()
+    tables = [cp.asarray(t) for t in (zrow, orow, flags)]
     print(f"# rows_pattern: {name}, rows {args.rows}, block {args.block}, prefetch {args.prefetch}, runs {args.runs}")
     for k, f in kernels.items():
         print(f"#   {k}: {f.num_regs} registers")
@@ -272,20 +355,34 @@ def main():
         nbytes = 2 * total * 4
         copy_ms = median_ms(lambda: copy_dst.data.copy_from_device(z.data, total * 4), args.runs)
         for variant in args.variants.split(","):
-            p = paths // 4 * 4 if variant == "aligned" else paths
-            kernel = kernels["split" if variant == "aligned" else variant]
+            # order-*: lockstep's strategy (64 rows), `order-*-aligned` at the count rounded down.
+            p = paths // 4 * 4 if variant.endswith("aligned") else paths
+            name = variant.removesuffix("-aligned")
+            ordered = name.startswith("order")
+            kernel = kernels[{"aligned": "split", "order-paths": "order_paths", "order-incr": "order_incr"}.get(name, name)]
+            used = len(zrow) if ordered else rows
             lanes = 1 if variant == "scalar" else 4
             threads = -(-p // lanes)
             grid = (-(-threads // args.block),)
-            zz, oo = (z, out) if p == paths else (z[: rows * p], out[: rows * p])
-            launch = lambda: kernel(grid, (args.block,), (zz, oo, np.uint32(rows), np.uint32(p), a, b))
+            zz, oo = z[: used * p], out[: used * p]
+            params = (zz, oo, np.uint32(used), np.uint32(p), a, b) + (tuple(tables) if ordered else ())
+            launch = lambda: kernel(grid, (args.block,), params)
             out.fill(np.nan)
             launch()
-            got = cp.asnumpy(oo)
-            zz_host = cp.asnumpy(zz)
-            exact = np.array_equal(got.view(np.uint32), (zz_host * a + b).astype(np.float32).view(np.uint32))
+            got = cp.asnumpy(oo).reshape(used, p)
+            zh = cp.asnumpy(zz).reshape(used, p)
+            if not ordered:
+                want = zh * a + b
+            else:
+                want = np.full((used, p), np.nan, dtype=np.float32)
+                for zr, orr, f in zip(zrow, orow, flags):
+                    if name == "order-paths" or f & 1:
+                        want[orr] = zh[zr] * a + b
+                    if name == "order-incr" and f & 2:
+                        want[orr + 1] = zh[zr] * a - b
+            exact = np.array_equal(got.view(np.uint32), want.astype(np.float32).view(np.uint32))
             ms = median_ms(launch, args.runs)
-            bytes_ = 2 * rows * p * 4
+            bytes_ = 2 * used * p * 4
             gbs = bytes_ / ms / 1e6
             copy_gbs = nbytes / copy_ms / 1e6
             print(f"paths {p:>9} (mod 4 = {p % 4}) {variant:>7}: {ms:.4f} ms, {gbs:7.0f} GB/s, "
