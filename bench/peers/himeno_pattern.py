@@ -23,6 +23,8 @@ import argparse
 
 import cupy as cp
 
+from timing import median_ms
+
 SIZES = {"M": (129, 129, 257), "L": (257, 257, 513)}
 
 SOURCE = r"""
@@ -94,21 +96,6 @@ extern "C" __global__ void BOUNDS sweep(const float* R p, float* R out,
     }
 }
 """
-
-
-def median_ms(fn, runs):
-    fn()
-    cp.cuda.runtime.deviceSynchronize()
-    times = []
-    for _ in range(runs):
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop))
-    times.sort()
-    return times[len(times) // 2]
 
 
 def copy_gbps(runs):

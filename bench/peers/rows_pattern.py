@@ -38,6 +38,8 @@ import argparse
 import cupy as cp
 import numpy as np
 
+from timing import median_ms
+
 SOURCE = r"""
 #define PF PREFETCH
 struct Quad { float v[4]; };
@@ -310,20 +312,6 @@ STRATEGY_64 = (
 def strategy():
     rows = [tuple(int(x) for x in step.split()) for step in STRATEGY_64.split(";")]
     return [np.array(col, dtype=np.uint32) for col in zip(*rows)]
-
-
-def median_ms(fn, runs):
-    fn()
-    cp.cuda.Device().synchronize()
-    times = []
-    for _ in range(runs):
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop))
-    return float(np.median(times))
 
 
 def main():

@@ -114,7 +114,7 @@ fn test(root: &Path, extra: &[String]) -> Result<()> {
     result
 }
 
-/// The steps of [`test`], in order.
+/// The steps of [`test()`], in order.
 fn test_steps(root: &Path, extra: &[String]) -> Result<()> {
     setup::run(root)?;
     build_ptx(root, None, Shipped::Check)?;
