@@ -7,9 +7,10 @@
 use std::path::Path;
 use std::process::Command;
 
-/// What a clean `cargo xtask test` leaves in `target/`, rounded up (measured on a fresh clone,
-/// 2026-11-28, with the dev profile's line-tables-only debug info: see Cargo.toml), in GiB.
-pub const CLEAN_RUN_GIB: f64 = 4.0;
+/// What a clean `cargo xtask test` leaves in `target/`, in GiB, with a margin: 3.0 GiB measured
+/// on a fresh clone (2026-11-28, the dev profile's line-tables-only debug info, see Cargo.toml;
+/// 6.1 GiB before with full debug info and incremental state).
+pub const CLEAN_RUN_GIB: f64 = 3.5;
 
 /// Free bytes on the filesystem holding `path`, from POSIX `df -Pk` (no libc binding needed);
 /// `None` when df cannot say.
