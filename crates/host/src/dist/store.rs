@@ -67,6 +67,9 @@ const MAX_FRAME: usize = MAX_MESSAGE + 64;
 const MAX_HELLO: usize = 1 << 16;
 /// How long rank 0 waits for a new connection's hello.
 const HELLO_WAIT: Duration = Duration::from_secs(10);
+/// How long a rank whose post to rank 0 failed waits for its reader to report why (rank 0's
+/// abort, read in order) before it names rank 0's connection itself.
+const WRITE_FAILURE_GRACE: Duration = Duration::from_secs(2);
 const MAGIC: &[u8; 8] = b"lockstep";
 const PROTOCOL: u32 = 1;
 
@@ -555,6 +558,17 @@ impl StoreComm {
             }
             Link::Peer(stream) => {
                 if let Err(e) = write_msg(stream, &Msg::Post(post)) {
+                    // The connection broke under this post. Rank 0 may have said why first
+                    // (another rank's death: its abort precedes its close), and this rank's
+                    // reader reads that in order: it gets a moment to report the first cause
+                    // before rank 0's connection is named (seen in CI: "rank 0 of 3 died
+                    // (connection lost: Broken pipe)" where rank 1 had died).
+                    let st = self.shared.lock();
+                    let waited = self
+                        .shared
+                        .ready
+                        .wait_timeout_while(st, WRITE_FAILURE_GRACE, |st| st.broken.is_none() && st.reply.is_none());
+                    drop(waited.unwrap_or_else(|e| e.into_inner()));
                     self.shared.died(format!("rank 0 of {} {}", self.shared.size, ended(&e)));
                 }
             }
