@@ -147,7 +147,6 @@ mod gpu {
     use crate::gpu::{Gpu, upload, zeroed};
     use crate::kernel::Kernel;
     use crate::launch::Grid1d;
-    use cust::function::FunctionAttribute;
     use cust::memory::{CopyDestination, DeviceBuffer, DevicePointer};
 
     /// `(n, first, count, stage, g, eps2, h, src, x, v, k, dst)`: one stage of a rank's bodies.
@@ -226,10 +225,8 @@ mod gpu {
         // The split and its order come from the global N (the one-GPU run's), via `shift`.
         let fs: SplitStage<'_, T> = split_kernel::<T>(gpu, Mode::Exact)?;
         gpu.bind()?;
-        let max = if shift > 0 { fs.function() } else { f.function() }
-            .get_attribute(FunctionAttribute::MaxThreadsPerBlock)
-            .map_err(cuda("cuFuncGetAttribute"))?;
-        let block = (super::super::gpu::DEFAULT_BLOCK).min((max.clamp(32, 1024) as u32) / 32 * 32);
+        let max = if shift > 0 { fs.max_threads()? } else { f.max_threads()? };
+        let block = (super::super::gpu::DEFAULT_BLOCK).min(max.clamp(32, 1024) / 32 * 32);
         let local = |data: &[T]| -> Result<DeviceBuffer<T>> {
             let mut v = vec![T::ZERO; 4 * piece];
             v[..4 * len].copy_from_slice(&data[4 * first..4 * (first + len)]);

@@ -32,7 +32,6 @@ use crate::kernel::Kernel;
 use crate::launch::{Grid1d, expect_len};
 use crate::pdl::Edge;
 use cust::device::DeviceAttribute;
-use cust::function::FunctionAttribute;
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DevicePointer};
 use lockstep_shared::nbody::{MAX_SPLIT_SHIFT, STAGES, split_shift};
 
@@ -190,11 +189,11 @@ pub(crate) struct NbodySet<'g, T: DeviceCopy> {
 
 crate::kernel::family!(NbodyKernels: Nbody holds NbodySet { f32: f32s, f64: f64s });
 
-/// The largest block (a multiple of 32, ≤ 1024) `f` can be launched with on this GPU.
-fn max_block(gpu: &Gpu, f: &cust::function::Function<'_>) -> Result<u32> {
+/// The largest block (a multiple of 32, ≤ 1024) `f` can be launched with on this GPU
+/// ([`Kernel::max_threads`], rounded down to whole warps).
+fn max_block<A: crate::kernel::KernelArgs>(gpu: &Gpu, f: &Kernel<'_, A>) -> Result<u32> {
     gpu.bind()?;
-    let max = f.get_attribute(FunctionAttribute::MaxThreadsPerBlock).map_err(cuda("cuFuncGetAttribute"))?;
-    Ok((max.clamp(0, 1024) as u32) / 32 * 32)
+    Ok(f.max_threads()?.min(1024) / 32 * 32)
 }
 
 impl<'g, T: NbodyFloat> NbodySet<'g, T> {
@@ -203,14 +202,14 @@ impl<'g, T: NbodyFloat> NbodySet<'g, T> {
         let split = [split_kernel::<T>(gpu, Mode::Exact)?, split_kernel::<T>(gpu, Mode::Fast)?];
         let mut stage_max = [0; 4];
         for (m, f) in stage_max.iter_mut().zip(&stages) {
-            *m = max_block(gpu, f.function())?;
+            *m = max_block(gpu, f)?;
         }
         let split_waiting = waiting_split_kernels::<T>(gpu)?;
         let (mut split_max, mut waiting_max) = ([0; 2], 1024);
         for i in 0..2 {
-            split_max[i] = max_block(gpu, split[i].function())?;
+            split_max[i] = max_block(gpu, &split[i])?;
             if let Some(w) = &split_waiting {
-                waiting_max = waiting_max.min(max_block(gpu, w[i].function())?);
+                waiting_max = waiting_max.min(max_block(gpu, &w[i])?);
             }
         }
         Ok(NbodySet { stages, split, split_waiting, stage_max, split_max, waiting_max })
