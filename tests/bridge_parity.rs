@@ -95,9 +95,10 @@ proptest! {
     /// 4: every residue mod 4 around multiples of the block size, every order kind, points and
     /// increments.
     #[test]
-    fn bridge_quads_gpu_equals_cpu(seed: u64, n in 1usize..128, kind in 0u8..4, quarter in 0usize..1000, rem in 0usize..4, inc: bool, block in blocks()) {
+    fn bridge_quads_gpu_equals_cpu(seed: u64, n in 1usize..128, kind in 0u8..4, quarter in 0usize..1000, rem in 0usize..4, inc: bool, block in blocks(), own: bool) {
         let gpu = gpu_or_skip!();
-        let bridge = Bridge::with_block_size(gpu, block)?;
+        // Odd counts: `bridge_quads_f32`, or `bridge_f32`'s own path for them.
+        let bridge = Bridge::with_block_size(gpu, block)?.with_quads_kernel(own);
         let plan = Plan::new(&random_spec(seed, n, 1, kind))?;
         let paths = 4 * quarter + rem;
         let z32 = normals::<f32>(plan.rows() * paths, seed);
@@ -108,9 +109,9 @@ proptest! {
     /// partial one; a partial quad in the second warp or block), 2 mod 4 pairs; every order kind,
     /// points and increments.
     #[test]
-    fn bridge_quads_small_counts_gpu_equal_cpu(seed: u64, n in 1usize..128, kind in 0u8..4, paths in prop::sample::select(vec![1usize, 2, 3, 5, 6, 7, 9, 33, 130, 131, 515]), inc: bool, block in blocks()) {
+    fn bridge_quads_small_counts_gpu_equal_cpu(seed: u64, n in 1usize..128, kind in 0u8..4, paths in prop::sample::select(vec![1usize, 2, 3, 5, 6, 7, 9, 33, 130, 131, 515]), inc: bool, block in blocks(), own: bool) {
         let gpu = gpu_or_skip!();
-        let bridge = Bridge::with_block_size(gpu, block)?;
+        let bridge = Bridge::with_block_size(gpu, block)?.with_quads_kernel(own);
         let plan = Plan::new(&random_spec(seed, n, 1, kind))?;
         let z32 = normals::<f32>(plan.rows() * paths, seed);
         both(&bridge, &plan, Source::Buffer(&z32), paths, inc, true)?;
@@ -323,7 +324,8 @@ fn bridge_paper_shape_gpu_equals_cpu() -> Result<(), TestCaseError> {
 
 /// The d = 1 buffer kernel's lane widths (`buffer_lanes`: 4 when the path count is a multiple
 /// of 4 or odd and the 16-byte stack fits, else 2 when even, 1 when odd), each shape checked to
-/// take the intended width on the CPU, then GPU = CPU at several block sizes, points and
+/// take the intended width on the CPU and, on the GPU, the intended kernel (quads at an odd
+/// count: `bridge_quads_f32`), then GPU = CPU at several block sizes, points and
 /// increments: every residue mod 4 (at odd counts each row's class mod 4 and the partial last
 /// quad) and small counts; then the widths that depend on the output's alignment alone (the
 /// fused Box–Muller pairs, the Box–Muller normals' two paths per thread).
@@ -372,11 +374,18 @@ fn bridge_quads_widths_gpu_equal_cpu() -> Result<(), TestCaseError> {
         assert_eq!(plan.launch_shape::<f64>(block, paths).buffer_lanes(), 1, "case {k}: f64");
     }
     let gpu = gpu_or_skip!();
-    for &(plan, block, paths, _) in &cases {
+    for &(plan, block, paths, lanes) in &cases {
         let bridge = Bridge::with_block_size(gpu, block)?;
+        // Quads at a count not a multiple of 4 take their own kernel, `bridge_quads_f32`.
+        let one = Bridge::with_block_size(gpu, block)?.with_quads_kernel(false);
+        let want = if lanes == 4 && paths % 4 != 0 { Variant::BufferQuads } else { Variant::Buffer };
+        assert_eq!(bridge.launched(&bridge.upload::<f32>(plan)?, paths, Variant::Buffer), want, "{paths} paths");
+        assert_eq!(bridge.launched(&bridge.upload::<f64>(plan)?, paths, Variant::Buffer), Variant::Buffer);
+        assert_eq!(one.launched(&one.upload::<f32>(plan)?, paths, Variant::Buffer), Variant::Buffer);
         let z = normals::<f32>(plan.rows() * paths, paths as u64);
         for inc in [false, true] {
             both::<f32>(&bridge, plan, Source::Buffer(&z), paths, inc, true)?;
+            both::<f32>(&one, plan, Source::Buffer(&z), paths, inc, true)?;
         }
     }
     Ok(())

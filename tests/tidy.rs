@@ -46,6 +46,7 @@ const SHARED_PARITY_TESTS: &[(&str, &[&str])] = &[
         &["nbody_split_pdl_f32", "nbody_split_pdl_f64", "nbody_split_pdl_f32_fast", "nbody_split_pdl_f64_fast"],
     ),
     ("bridge_gpu_equals_cpu", &["bridge_f32", "bridge_f64"]),
+    ("bridge_quads_gpu_equals_cpu", &["bridge_quads_f32"]),
     ("bridge_dims_and_pairs_gpu_equals_cpu", &["bridge_dims_f32", "bridge_dims_f64"]),
     ("bridge_staged_gpu_equals_cpu", &["bridge_staged_dims_f32", "bridge_staged_dims_f64"]),
     ("bridge_philox_gpu_equals_cpu", &["bridge_philox_f32", "bridge_philox_f64"]),
@@ -299,10 +300,10 @@ fn normal_fma_per_copy(kernel: &str) -> Option<usize> {
     }
 }
 
-/// The twenty-one bridge kernels (all launched by `Bridge::generate`), whose fma come from the
+/// The twenty bridge kernels (all launched by `Bridge::generate`), whose fma come from the
 /// shared code's explicit `mul_add`: the increments' division (`lockstep_shared::bridge::quotient`) in all of them, and in the fused ones also the
 /// generators' Φ⁻¹ or Box–Muller pairs (see the test).
-const BRIDGE_KERNELS: [&str; 19] = [
+const BRIDGE_KERNELS: [&str; 20] = [
     "bridge_f32",
     "bridge_f64",
     "bridge_dims_f32",
@@ -322,6 +323,7 @@ const BRIDGE_KERNELS: [&str; 19] = [
     "bridge_philox_bm_d1_f32",
     "bridge_philox_bm_d1_f64",
     "bridge_philox_bm_d1_pairs_f32",
+    "bridge_quads_f32",
 ];
 
 /// The census rule for one kernel `f` (see the test below).

@@ -68,8 +68,8 @@ pub struct Args {
     #[arg(long)]
     buffer_only: bool,
     /// Where a buffer row launches a staged kernel (`bridge_staged_dims_*`: a path count that splits
-    /// 32-byte sectors), time the unstaged kernel too, in the same run
-    /// (rows marked "unstaged").
+    /// 32-byte sectors) or the odd-count quads kernel (`bridge_quads_f32`), time the general
+    /// kernel too, in the same run (rows marked "unstaged" or "in bridge_f32").
     #[arg(long)]
     unstaged: bool,
     /// Append Markdown rows with the results to this file.
@@ -195,21 +195,29 @@ fn run_precision<T: Precision + bytemuck::Zeroable>(
     if args.buffer_only {
         cases.truncate(2);
     }
-    // The unstaged kernels, for `--unstaged` rows where the buffer rows take the staged one.
-    let plain = Bridge::with_block_size(gpu, args.block)?.with_staging(false);
-    if args.unstaged && matches!(bridge.buffer_variant(&dp, paths), Variant::BufferStagedDims) {
-        cases.insert(
-            2,
-            ("bridge (Z from buffer), increments, unstaged", Variant::Buffer, Some(&z), Output::Increments, true),
-        );
-        cases.insert(2, ("bridge (Z from buffer), paths, unstaged", Variant::Buffer, Some(&z), Output::Paths, true));
+    // The general kernels, for `--unstaged` rows where the buffer rows take the staged one or
+    // the odd-count quads kernel.
+    let plain = Bridge::with_block_size(gpu, args.block)?.with_staging(false).with_quads_kernel(false);
+    let general = match bridge.buffer_variant(&dp, paths) {
+        Variant::BufferStagedDims => {
+            Some(["bridge (Z from buffer), paths, unstaged", "bridge (Z from buffer), increments, unstaged"])
+        }
+        Variant::BufferQuads => {
+            Some(["bridge (Z from buffer), paths, in bridge_f32", "bridge (Z from buffer), increments, in bridge_f32"])
+        }
+        _ => None,
+    };
+    let is_general = |name: &str| general.is_some_and(|g| g.contains(&name));
+    if let (true, Some([p, i])) = (args.unstaged, general) {
+        cases.insert(2, (i, Variant::Buffer, Some(&z), Output::Increments, true));
+        cases.insert(2, (p, Variant::Buffer, Some(&z), Output::Paths, true));
     }
     for (name, variant, zsrc, output, reads) in cases {
-        let bridge = if name.ends_with("unstaged") { &plain } else { bridge };
+        let bridge = if is_general(name) { &plain } else { bridge };
         let t = time_gpu(gpu, 5, args.runs, || {
             let sc = has_scratch.then_some(&mut *scratch);
             match variant {
-                Variant::Buffer | Variant::BufferDims | Variant::BufferStagedDims => {
+                Variant::Buffer | Variant::BufferDims | Variant::BufferStagedDims | Variant::BufferQuads => {
                     let zz =
                         zsrc.map(|b| &**b).ok_or(lockstep::Error::InvalidInput { what: "z", why: "missing".into() })?;
                     bridge.generate_on_device(&dp, DeviceSource::Buffer(zz), paths, output, sc, &mut out)
@@ -241,7 +249,7 @@ fn run_precision<T: Precision + bytemuck::Zeroable>(
         let pct = 100.0 * gbs / bound;
         let launched = bridge.launched(&dp, paths, variant);
         let (regs, local) = bridge.attributes::<T>(launched)?;
-        let is_cpu_row = variant == Variant::Buffer && output == Output::Paths && !name.ends_with("unstaged");
+        let is_cpu_row = variant == Variant::Buffer && output == Output::Paths && !is_general(name);
         let c1 = if is_cpu_row { cpu1 } else { None };
         let cn = if is_cpu_row { cpun } else { None };
         println!(

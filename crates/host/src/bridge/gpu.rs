@@ -140,6 +140,10 @@ pub enum Variant {
     /// shared memory in whole sectors at path counts that split sectors
     /// (`LaunchShape::buffer_staged`; see [`Bridge::buffer_variant`]).
     BufferStagedDims,
+    /// `bridge_quads_f32`: normals from a buffer, f32, d = 1, four paths per thread at a path
+    /// count not a multiple of 4 (`LaunchShape::buffer_odd_quads_at`; see
+    /// [`Bridge::buffer_variant`]). f32 only.
+    BufferQuads,
     /// `bridge_philox_*` (fused).
     Philox,
     /// `bridge_sobol_*` (fused).
@@ -258,12 +262,23 @@ pub(crate) struct Kernels<'g, T: DeviceCopy> {
     pub(super) philox_bm_d1: Kernel<'g, PhiloxD1Args<T>>,
     /// `bridge_philox_bm_d1_pairs_f32` (two paths per thread; the f32 set only).
     pub(super) philox_bm_d1_pairs: Option<Kernel<'g, PhiloxD1Args<T>>>,
+    /// `bridge_quads_f32` (four paths per thread at counts not a multiple of 4; the f32 set
+    /// only; the parameters of `bridge_dims_*`).
+    pub(super) quads: Option<Kernel<'g, DimsArgs<T>>>,
+}
+
+/// The kernels only the f32 set has: `bridge_philox_bm_d1_pairs_f32`, `bridge_quads_f32`.
+struct F32Only {
+    /// The fused Box–Muller pairs kernel's name.
+    pairs: &'static str,
+    /// The odd-count quads kernel's name.
+    quads: &'static str,
 }
 
 impl<'g, T: DeviceCopy> Kernels<'g, T> {
-    /// Looks up the twelve kernels named, in the order of the fields, and the precision's
-    /// pairs kernel where it has one.
-    fn new(gpu: &'g Gpu, names: [&'static str; 12], pairs: Option<&'static str>) -> Result<Self> {
+    /// Looks up the twelve kernels named, in the order of the fields, and the f32 set's own
+    /// kernels where the precision has them.
+    fn new(gpu: &'g Gpu, names: [&'static str; 12], f32_only: Option<F32Only>) -> Result<Self> {
         let [
             buffer,
             dims,
@@ -291,7 +306,8 @@ impl<'g, T: DeviceCopy> Kernels<'g, T> {
             sobol_d1: gpu.kernel(sobol_d1)?,
             philox_bm: gpu.kernel(philox_bm)?,
             philox_bm_d1: gpu.kernel(philox_bm_d1)?,
-            philox_bm_d1_pairs: pairs.map(|name| gpu.kernel(name)).transpose()?,
+            philox_bm_d1_pairs: f32_only.as_ref().map(|k| gpu.kernel(k.pairs)).transpose()?,
+            quads: f32_only.as_ref().map(|k| gpu.kernel(k.quads)).transpose()?,
         })
     }
 }
@@ -305,6 +321,9 @@ pub struct Bridge<'g> {
     /// Whether buffer generations take `bridge_staged_dims_*` where `LaunchShape::buffer_staged`
     /// holds ([`Bridge::with_staging`]; on by default).
     staging: bool,
+    /// Whether f32 buffer generations take `bridge_quads_f32` where
+    /// `LaunchShape::buffer_odd_quads_at` holds ([`Bridge::with_quads_kernel`]; on by default).
+    quads_kernel: bool,
     k32: Kernels<'g, f32>,
     k64: Kernels<'g, f64>,
 }
@@ -328,6 +347,7 @@ impl<'g> Bridge<'g> {
             gpu,
             block,
             staging: true,
+            quads_kernel: true,
             k32: Kernels::new(
                 gpu,
                 [
@@ -344,7 +364,7 @@ impl<'g> Bridge<'g> {
                     "bridge_philox_bm_f32",
                     "bridge_philox_bm_d1_f32",
                 ],
-                Some("bridge_philox_bm_d1_pairs_f32"),
+                Some(F32Only { pairs: "bridge_philox_bm_d1_pairs_f32", quads: "bridge_quads_f32" }),
             )?,
             k64: Kernels::new(
                 gpu,
@@ -372,6 +392,16 @@ impl<'g> Bridge<'g> {
     /// every path count, for comparison). The same bits either way.
     pub fn with_staging(mut self, on: bool) -> Self {
         self.staging = on;
+        self
+    }
+
+    /// As this bridge, with f32 d = 1 buffer generations at path counts not a multiple of 4
+    /// (four paths per thread: `LaunchShape::buffer_odd_quads_at`) taken by their own kernel
+    /// `bridge_quads_f32` (`on`, the default) or by `bridge_f32`'s path for them (`!on`, for
+    /// comparison: one kernel for every d = 1 f32 path, whose registers its widest path sets).
+    /// The same bits either way.
+    pub fn with_quads_kernel(mut self, on: bool) -> Self {
+        self.quads_kernel = on;
         self
     }
 
@@ -409,15 +439,16 @@ impl<'g> Bridge<'g> {
             Variant::SobolD1 => k.sobol_d1.function(),
             Variant::PhiloxBoxMuller => k.philox_bm.function(),
             Variant::PhiloxBoxMullerD1 => k.philox_bm_d1.function(),
-            Variant::PhiloxBoxMullerD1Pairs => match &k.philox_bm_d1_pairs {
-                Some(pairs) => pairs.function(),
-                None => {
-                    return Err(crate::error::Error::InvalidInput {
-                        what: "variant",
-                        why: format!("{variant:?} exists in f32 only"),
-                    });
-                }
-            },
+            Variant::PhiloxBoxMullerD1Pairs | Variant::BufferQuads => {
+                let f32_only = match variant {
+                    Variant::BufferQuads => k.quads.as_ref().map(Kernel::function),
+                    _ => k.philox_bm_d1_pairs.as_ref().map(Kernel::function),
+                };
+                f32_only.ok_or_else(|| crate::error::Error::InvalidInput {
+                    what: "variant",
+                    why: format!("{variant:?} exists in f32 only"),
+                })?
+            }
         };
         let regs = f.get_attribute(NumRegisters).map_err(cuda("cuFuncGetAttribute"))?;
         let local = f.get_attribute(LocalSizeBytes).map_err(cuda("cuFuncGetAttribute"))?;
@@ -430,15 +461,22 @@ impl<'g> Bridge<'g> {
     /// splits sectors: not a multiple of 4 in f64, of 8 in f32, odd in f32 at d = 2; the staging
     /// rows within 48 KiB; the block a whole number of warps;
     /// buffers not 32-byte aligned take the unstaged kernels) [`Variant::BufferStagedDims`]; else [`Variant::BufferDims`] for `2 ≤ d ≤ 4`
-    /// on the specialised path (`LaunchShape::buffer_fast`), [`Variant::Buffer`] otherwise.
+    /// on the specialised path (`LaunchShape::buffer_fast`); [`Variant::BufferQuads`] in f32 at
+    /// d = 1 where four paths per thread meet a count not a multiple of 4
+    /// (`LaunchShape::buffer_odd_quads_at`; buffers not 16-byte aligned take `bridge_f32`) unless
+    /// [`Bridge::with_quads_kernel`] turned it off; [`Variant::Buffer`] otherwise.
     pub fn buffer_variant<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize) -> Variant {
-        self.buffer_kernel_for(&plan.shape(paths, self.block))
+        self.buffer_kernel_for(&plan.shape(paths, self.block), 0)
     }
 
-    /// The buffer kernel a launch of `shape` takes (whole allocations; [`Bridge::buffer_variant`]).
-    pub(super) fn buffer_kernel_for(&self, shape: &LaunchShape) -> Variant {
+    /// The buffer kernel a launch of `shape` takes into buffers at the addresses `addrs` (z's
+    /// and out's, ORed; 0 for whole allocations, [`Bridge::buffer_variant`]).
+    pub(super) fn buffer_kernel_for(&self, shape: &LaunchShape, addrs: u64) -> Variant {
         if self.staging && shape.buffer_staged() {
             Variant::BufferStagedDims
+        } else if self.quads_kernel && shape.buffer_odd_quads_at(addrs) {
+            // f32 only: `buffer_lanes` is 4 only for 4-byte elements.
+            Variant::BufferQuads
         } else {
             Self::kernel_for(shape, Variant::Buffer)
         }
@@ -451,7 +489,7 @@ impl<'g> Bridge<'g> {
     pub fn launched<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize, variant: Variant) -> Variant {
         let shape = plan.shape(paths, self.block);
         if variant == Variant::Buffer {
-            return self.buffer_kernel_for(&shape);
+            return self.buffer_kernel_for(&shape, 0);
         }
         match Self::kernel_for(&shape, variant) {
             Variant::PhiloxBoxMullerD1 if Self::box_muller_pairs(&shape, plan, T::pick(self)).is_some() => {

@@ -272,13 +272,14 @@ impl<'g> Bridge<'g> {
 
     /// Normals from the buffer `z`: `bridge_staged_dims_*` (d = 2 or 3) where staging is on and
     /// `LaunchShape::buffer_staged_at` holds (a path count that splits sectors, 32-byte aligned
-    /// buffers), `bridge_dims_*` for `2 ≤ d ≤ 4` on the specialised
-    /// path, else `bridge_*`, with one, two or four paths per thread as the shape and the
-    /// buffers' alignment allow.
+    /// buffers), `bridge_quads_f32` where `LaunchShape::buffer_odd_quads_at` holds (f32, d = 1,
+    /// four paths per thread at a count not a multiple of 4), `bridge_dims_*` for `2 ≤ d ≤ 4` on
+    /// the specialised path, else `bridge_*`, with one, two or four paths per thread as the shape
+    /// and the buffers' alignment allow.
     fn launch_buffer<T: Precision>(&self, l: &Launch<T>, z: DevPtr<T>) -> Result<()> {
         let k = T::pick(self);
         let addrs = z.as_raw() | l.out.as_raw();
-        let variant = self.buffer_kernel_for(&l.shape);
+        let variant = self.buffer_kernel_for(&l.shape, addrs);
         if variant == Variant::BufferStagedDims && l.shape.buffer_staged_at(addrs) {
             let blocks = l.shape.staged_blocks() as u64;
             let grid = Grid1d::for_len(blocks * self.block_size() as u64, self.block_size())?;
@@ -296,6 +297,16 @@ impl<'g> Bridge<'g> {
         let grid = Grid1d::for_len((l.paths as u64).div_ceil(lanes as u64), self.block_size())?;
         // The stack (and on the specialised path the strategy): ≤ 44 KiB, under the 48 KiB default.
         let shared_bytes = shared_u32(l.shape.buffer_shared_bytes())?;
+        if let (Variant::BufferQuads, Some(quads)) = (variant, &k.quads) {
+            // The kernel: `bridge_quads_f32(coef, idx, steps, dims, slots, chol, start,
+            // increments, z, out, paths)` (the list of `bridge_dims_*`, from `dims_args`): only f32
+            // has it, and `buffer_kernel_for` names it where buffer_odd_quads_at(addrs) holds.
+            // SAFETY: the arguments are that list; the tables come from one validated Plan, z and
+            // out hold (N+1)·d·paths (checked), buffer_odd_quads_at holds for these addresses,
+            // the grid has ceil(paths / 4) threads (lanes = 4) and the shared memory
+            // buffer_shared_bytes, as the kernel decides from the same shape.
+            return unsafe { quads.launch(self.gpu(), grid, shared_bytes, l.dims_args(z)) };
+        }
         let dims = Self::kernel_for(&l.shape, Variant::Buffer) == Variant::BufferDims;
         // The kernels: `bridge_dims_f32/f64(coef, idx, steps, dims, slots, chol, start,
         // increments, z, out, paths)` only where buffer_fast holds with 2 ≤ d ≤ 4 (`kernel_for`),

@@ -66,6 +66,10 @@ pub(super) unsafe fn buffer<T: SharedIo<Coef = T>, const PF: usize, const PAIRS:
         // Uniform over the block (barrier in `stage_table`). The blocks take the quads from the
         // end (`index_1d_blocks_reversed`): at a count ≡ 1 (mod 4) the increments ran 78–81% of
         // copy in `blockIdx` order, 84.5–84.9% so (H100, bench/results/bridge-anypaths-2026-11-28.md).
+        // The launcher starts `bridge_quads_f32` (`buffer_odd_quads`, the same path in its own
+        // registers) for this shape unless told not to (`Bridge::with_quads_kernel(false)`, for
+        // comparison). Kept here too: without it this kernel's pairs path ran 0.3–1.0 points of
+        // copy slower on an H200 (bench/results/bridge-quads-kernel-2026-11-28.md).
         // SAFETY: the kernel's contract with `T` = f32 (`PAIRS`), so the tables and
         // `C`, `x` are f32 and z/out hold rows·paths f32; thread q < ceil(paths / 4) has
         // 4q < paths.
@@ -150,6 +154,64 @@ pub(super) unsafe fn buffer<T: SharedIo<Coef = T>, const PF: usize, const PAIRS:
     let src = BufferNormals { z, paths: paths as usize, p: p as usize };
     // SAFETY: forwarded from this kernel's contract; p < paths.
     unsafe { run::<T>(sh, shared, coef, idx, chol, start, scratch, out, p as usize, src) }
+}
+
+/// The buffer kernel's f32 d = 1 path at a path count not a multiple of 4 on its own
+/// (`bridge_quads_f32`): thread q takes paths 4q..4q + 4 as one `F32x4`, each row's elements
+/// read and written as its class mod 4 allows (`QuadNormals`, `QuadSink`), the last thread
+/// only its existing paths, with [`PIPELINE_QUADS_ODD`] rows in flight. In its own kernel it
+/// keeps its own registers (60 on sm_90, where `bridge_f32`'s largest path holds 80 for
+/// every path of it): on an H200 +4 points of copy on the paths and +6 on the increments
+/// (bench/results/bridge-rows-pattern-2026-11-28.md, last section).
+///
+/// # Safety
+/// As the buffer kernel in f32 (without `scratch`), and `LaunchShape::buffer_odd_quads_at(z | out)`
+/// holds (otherwise nothing is written: the launcher starts this kernel only then); the grid
+/// has `ceil(paths / 4)` threads or more.
+///
+/// `D` is the kernel's dynamic shared array (declared by its entry point).
+#[inline(always)]
+pub(super) unsafe fn buffer_odd_quads<D: DynamicShared>(
+    coef: *const f32,
+    idx: *const u32,
+    steps: u32,
+    dims: u32,
+    slots: u32,
+    chol: *const f32,
+    start: *const f32,
+    increments: u32,
+    z: *const f32,
+    out: *mut f32,
+    paths: u32,
+) {
+    if !launch_shape::<f32>(steps, dims, slots, paths).buffer_odd_quads_at(z as u64 | out as u64) {
+        return; // uniform: the launcher never starts this kernel then
+    }
+    // The blocks take the quads from the end (`index_1d_blocks_reversed`): at a count ≡ 1
+    // (mod 4) the increments ran 78–81% of copy in `blockIdx` order, 84.5–84.9% so (H100,
+    // bench/results/bridge-anypaths-2026-11-28.md).
+    // SAFETY: the contract: d = 1 on the specialised path with 16-byte stack elements
+    // (`buffer_odd_quads_at`), the dynamic array of `buffer_shared_bytes()`, z/out hold
+    // rows·paths f32; thread q < ceil(paths / 4) has 4q < paths.
+    unsafe {
+        buffer_small_io::<F32x4, 1, PIPELINE_QUADS_ODD, _, _>(
+            D::ptr(),
+            coef,
+            idx,
+            steps,
+            slots,
+            chol,
+            start,
+            increments,
+            index_1d_blocks_reversed,
+            paths.div_ceil(4),
+            |q| {
+                let q4 = 4 * q;
+                let tail = quad_tail(paths, q4);
+                (QuadNormals { z, paths, q4, tail }, QuadSink { out, paths, q4, tail })
+            },
+        )
+    };
 }
 
 /// The bridge with normals from the buffer `z` for `2 ≤ d ≤ FAST_DIMS` on the specialised

@@ -362,3 +362,31 @@ bridge_kernels!(
     bridge_philox_d1_f64,
     bridge_sobol_d1_f64
 );
+
+/// [`buffer_odd_quads`]: the f32 d = 1 buffer bridge at a path count not a multiple of 4, four
+/// paths per thread.
+///
+/// # Safety
+/// As [`buffer_odd_quads`].
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn bridge_quads_f32(
+    coef: *const f32,
+    idx: *const u32,
+    steps: u32,
+    dims: u32,
+    slots: u32,
+    chol: *const f32,
+    start: *const f32,
+    increments: u32,
+    z: *const f32,
+    out: *mut f32,
+    paths: u32,
+) {
+    dynamic_shared_type!(BRIDGE_DYNAMIC_QUADS_F32);
+    // SAFETY: this kernel's contract is the body's.
+    unsafe {
+        buffer_odd_quads::<BRIDGE_DYNAMIC_QUADS_F32>(
+            coef, idx, steps, dims, slots, chol, start, increments, z, out, paths,
+        )
+    }
+}

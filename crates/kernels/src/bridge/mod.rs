@@ -18,7 +18,8 @@
 //! `bridge_dims_f32/f64`). In f32 with an even path count each thread takes two paths
 //! ([`F32x2`]), at d = 1 with a multiple of 4 four ([`F32x4`]; `LaunchShape::buffer_lanes`), and at d = 1
 //! with an odd count four too, each row's elements reached as its class mod 4 allows
-//! ([`QuadNormals`], [`QuadSink`]). At d = 2..=4 with a path count that splits 32-byte sectors
+//! ([`QuadNormals`], [`QuadSink`]; launched as `bridge_quads_f32`, that path in a kernel of its
+//! own, [`buffer_odd_quads`]). At d = 2..=4 with a path count that splits 32-byte sectors
 //! (`LaunchShape::buffer_staged`) the staged kernels `bridge_staged_dims_f32/f64` (`staged.rs`)
 //! write each sector inside a row from one block through shared memory. Same arithmetic as
 //! `generate_path` (bit-identical; measurements in bench/results/bridge-predictions.md and
@@ -118,6 +119,12 @@ const PIPELINE_PAIRS: usize = 8;
 /// bytes in flight per thread of [`PIPELINE_PAIRS`] (80 registers on sm_90 for 1 to 4; 6 with
 /// 96 registers measured 1.5% slower on paths and 5% on increments, run Q1).
 const PIPELINE_QUADS: usize = 4;
+/// As [`PIPELINE_QUADS`] for the odd-count quads in their own kernel (`bridge_quads_f32`):
+/// 3 rows of 16 bytes in flight, 60 registers on sm_90. On an H200 at 1,439,745 and 1,439,747
+/// paths 3 ran 82.1–82.6% of copy on the paths and 80.4–80.7% on the increments, 4 (68
+/// registers) 76.1–76.5 / 73.0–73.8, 2 (48 registers) 74.2–75.1 / 73.9–74.9
+/// (bench/results/bridge-rows-pattern-2026-11-28.md).
+const PIPELINE_QUADS_ODD: usize = 3;
 /// Steps per prefetch group of the specialised buffer path at d = 2 (8 normals per group).
 const PIPELINE_D2: usize = 4;
 /// As [`PIPELINE_D2`] at d = 3 (12 normals per group; 3 measured 0.2 to 3 points slower, run P2).

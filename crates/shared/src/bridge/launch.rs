@@ -119,6 +119,15 @@ impl LaunchShape {
         buffer_lanes_at(self.steps, self.dims, self.slots, self.block, self.paths, self.elem, addrs)
     }
 
+    /// Whether a buffer launch at the addresses `addrs` (z's and out's, ORed) takes four f32
+    /// paths per thread at a path count that is not a multiple of 4 (odd):
+    /// [`LaunchShape::buffer_lanes_at`] is 4 and `paths mod 4 ≠ 0`. The launcher then starts
+    /// `bridge_quads_f32`, that path in a kernel of its own.
+    #[inline(always)]
+    pub fn buffer_odd_quads_at(&self, addrs: u64) -> bool {
+        !self.paths.is_multiple_of(4) && self.buffer_lanes_at(addrs) == 4
+    }
+
     /// Bytes of dynamic shared memory a launch of the buffer kernels needs: the stack
     /// ([`buffer_stack_bytes`]), then on the specialised path ([`LaunchShape::buffer_fast`]) the
     /// strategy ([`table_bytes`]). With several paths per thread ([`LaunchShape::buffer_lanes`])
@@ -434,6 +443,25 @@ pub(super) mod tests {
         // A 70-slot cache of pairs at 128 threads (70 KiB) does not fit; as single f32 it does.
         assert!(!sh(127, 1, 7, 128, 1000, 4).box_muller_pairs(70));
         assert!(sh(127, 1, 7, 128, 1000, 4).box_muller_cached(70));
+    }
+
+    #[test]
+    fn odd_quads_are_quads_at_counts_not_a_multiple_of_4() {
+        // Odd counts at d = 1 in f32 with 16-byte aligned buffers: the quads kernel.
+        for paths in [1_439_745, 1_439_747, 1, 3, 5, 131] {
+            assert!(sh(64, 1, 7, 128, paths, 4).buffer_odd_quads_at(0x7000_0000), "{paths}");
+        }
+        // A multiple of 4 (the aligned quads of `bridge_f32`), 2 mod 4 (pairs), f64, d = 2,
+        // a stack too deep for 16-byte elements, buffers 8 bytes into an allocation: not.
+        assert!(!sh(64, 1, 7, 128, 1_439_744, 4).buffer_odd_quads_at(0x7000_0000));
+        assert!(!sh(64, 1, 7, 128, 1_439_746, 4).buffer_odd_quads_at(0x7000_0000));
+        assert!(!sh(64, 1, 7, 128, 1_439_745, 8).buffer_odd_quads_at(0x7000_0000));
+        assert!(!sh(64, 2, 7, 128, 1_439_745, 4).buffer_odd_quads_at(0x7000_0000));
+        assert!(!sh(64, 1, SHARED_STACK / 256 + 1, 128, 1001, 4).buffer_odd_quads_at(0x7000_0000));
+        assert!(!sh(64, 1, 7, 128, 1_439_745, 4).buffer_odd_quads_at(0x7000_0008));
+        assert!(!sh(64, 1, 7, 128, 1_439_745, 4).buffer_odd_quads_at(0x7000_0004));
+        // No paths: nothing to launch.
+        assert!(!sh(64, 1, 7, 128, 0, 4).buffer_odd_quads_at(0x7000_0000));
     }
 
     #[test]
