@@ -3,6 +3,7 @@
 //! divide the path count, every source, both precisions, points and increments — on the CPU
 //! (one thread and rayon) and on the GPU where it generates ranges, also into page-locked memory
 //! (`generate_range_into` with `Pinned`, as the CLI's chunks). Bad ranges and lengths are refused.
+//! A pitched run (`bridge::pitch`) holds the packed run's values in its first columns.
 
 mod bridge_common;
 
@@ -109,6 +110,70 @@ proptest! {
                                         paths in 1usize..700, chunk in 1usize..300, inc: bool) {
         chunked_equals_one_shot::<f64>(seed, n, d, order, kind, paths, chunk, inc)?;
     }
+}
+
+/// A pitched run (`bridge::pitch`): `ld = pitch(paths)` paths, rows of whole 32-byte sectors,
+/// whose first `paths` columns are the packed run's values bit for bit (a buffer source laid
+/// out with the same stride, its extra columns other normals) — on the CPU and on the GPU, where
+/// the stride takes the kernels of aligned counts.
+fn pitched_equals_packed<T: Precision + Bits>(
+    seed: u64,
+    n: usize,
+    d: usize,
+    order: u8,
+    kind: u8,
+    paths: usize,
+    inc: bool,
+) -> Result<(), TestCaseError> {
+    let plan = Plan::new(&random_spec(seed, n, d, order)).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let fail = |e: Error| TestCaseError::fail(e.to_string());
+    let output = if inc { Output::Increments } else { Output::Paths };
+    let ld = bridge::pitch::<T>(paths).map_err(fail)?;
+    let per_sector = 32 / size_of::<T>();
+    prop_assert!(ld >= paths && ld - paths < per_sector && ld.is_multiple_of(per_sector), "pitch {ld} of {paths}");
+    let rows = plan.rows();
+    let z: Vec<T> = normals(rows * paths, seed ^ 0x5eed);
+    let extra: Vec<T> = normals(rows * (ld - paths), seed ^ 0xe7a);
+    let pad = ld - paths;
+    let zp: Vec<T> = (0..rows)
+        .flat_map(|r| z[r * paths..(r + 1) * paths].iter().chain(&extra[r * pad..(r + 1) * pad]).copied())
+        .collect();
+    let want = bridge::generate(Backend::CpuSeq, &plan, source(kind, &z, seed), paths, output).map_err(fail)?;
+    let what = format!("{} kind {kind}, {paths} paths pitched at {ld}, {output:?}", T::NAME);
+    let got = bridge::generate(Backend::CpuSeq, &plan, source(kind, &zp, seed), ld, output).map_err(fail)?;
+    assert_bits_eq(&format!("{what} on the CPU"), &columns(&got, ld, 0, paths), &want, |_| String::new())?;
+    let gpu = gpu_or_skip!();
+    let got = bridge::generate(Backend::Gpu(gpu), &plan, source(kind, &zp, seed), ld, output).map_err(fail)?;
+    assert_bits_eq(&format!("{what} on the GPU"), &columns(&got, ld, 0, paths), &want, |_| String::new())
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn bridge_pitched_equals_packed_f32(seed: u64, n in 1usize..24, d in 1usize..=4, order: u8, kind: u8,
+                                        paths in 0usize..700, inc: bool) {
+        pitched_equals_packed::<f32>(seed, n, d, order, kind, paths, inc)?;
+    }
+
+    #[test]
+    fn bridge_pitched_equals_packed_f64(seed: u64, n in 1usize..24, d in 1usize..=4, order: u8, kind: u8,
+                                        paths in 0usize..700, inc: bool) {
+        pitched_equals_packed::<f64>(seed, n, d, order, kind, paths, inc)?;
+    }
+}
+
+/// The benchmark's counts: 1,439,745 paths pitched at 1,439,752 (f32) and 1,439,748 (f64), the
+/// paper's 64 steps; and a stride too large for `usize` is refused.
+#[test]
+fn pitch_of_the_benchmark_counts_and_its_limit() -> Result<(), TestCaseError> {
+    assert_eq!(bridge::pitch::<f32>(1_439_745).ok(), Some(1_439_752));
+    assert_eq!(bridge::pitch::<f64>(1_439_745).ok(), Some(1_439_748));
+    assert_eq!(bridge::pitch::<f32>(1_439_744).ok(), Some(1_439_744));
+    assert_eq!(bridge::pitch::<f64>(0).ok(), Some(0));
+    assert!(matches!(bridge::pitch::<f32>(usize::MAX - 3), Err(Error::TooLarge { .. })));
+    pitched_equals_packed::<f32>(5, 63, 1, 0, 0, 20_001, true)?;
+    pitched_equals_packed::<f64>(6, 63, 3, 0, 3, 20_003, false)
 }
 
 #[test]

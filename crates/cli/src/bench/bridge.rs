@@ -72,6 +72,10 @@ pub struct Args {
     /// kernel too, in the same run (rows marked "unstaged" or "in bridge_f32").
     #[arg(long)]
     unstaged: bool,
+    /// Pitched rows: generate `lockstep::bridge::pitch(paths)` paths (rows of whole 32-byte
+    /// sectors) and count only the first `--paths` columns of each row in GB/s and % of bound.
+    #[arg(long)]
+    pitched: bool,
     /// Append Markdown rows with the results to this file.
     #[arg(long)]
     record: Option<std::path::PathBuf>,
@@ -124,9 +128,20 @@ fn run_precision<T: Precision + bytemuck::Zeroable>(
     args: &Args,
     rows: &mut Vec<Vec<String>>,
 ) -> anyhow::Result<()> {
-    let paths = args.paths;
+    // With `--pitched` every generation runs at the stride (`pitch`), and only the first
+    // `args.paths` columns of each row count as moved bytes.
+    let paths = if args.pitched { lockstep::bridge::pitch::<T>(args.paths)? } else { args.paths };
     let len = plan.rows() * paths;
     let bytes = (len * std::mem::size_of::<T>()) as f64;
+    let useful = (plan.rows() * args.paths * std::mem::size_of::<T>()) as f64;
+    if args.pitched {
+        println!(
+            "[{}] pitched: {} paths at a row stride of {paths}; GB/s count {} columns",
+            T::NAME,
+            args.paths,
+            args.paths
+        );
+    }
     let dp: DevicePlan<T> = bridge.upload(plan)?;
     let mut z = DeviceBuffer::<T>::zeroed(len)?;
     let mut out = DeviceBuffer::<T>::zeroed(len)?;
@@ -243,7 +258,7 @@ fn run_precision<T: Precision + bytemuck::Zeroable>(
                 }
             }
         })?;
-        let moved = if reads { 2.0 * bytes } else { bytes };
+        let moved = if reads { 2.0 * useful } else { useful };
         let gbs = moved / t.median_ms() / 1e6;
         let (bound_name, bound) = if reads { ("copy", b.copy_gbs) } else { ("memset", b.write_gbs) };
         let pct = 100.0 * gbs / bound;
@@ -270,7 +285,10 @@ fn run_precision<T: Precision + bytemuck::Zeroable>(
         rows.push(vec![
             name.to_string(),
             T::NAME.to_string(),
-            format!("{paths} × {} × {}", plan.steps(), plan.dims()),
+            match args.pitched {
+                true => format!("{} (pitch {paths}) × {} × {}", args.paths, plan.steps(), plan.dims()),
+                false => format!("{paths} × {} × {}", plan.steps(), plan.dims()),
+            },
             format!("{}, block {}", args.order, args.block),
             format!("{:.4}", t.median_ms()),
             format!("{gbs:.1}"),

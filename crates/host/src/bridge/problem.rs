@@ -4,7 +4,7 @@
 //! ([`sobol_directions`]) that the CPU generators and the GPU launcher both read. The CPU twin
 //! (`cpu.rs`) and the GPU launcher (`gpu.rs`, `launch.rs`) take these from here.
 
-use super::plan::Plan;
+use super::plan::{Plan, Precision};
 use crate::error::{Error, Result};
 use lockstep_shared::bridge::sobol::BITS;
 use std::sync::OnceLock;
@@ -41,6 +41,30 @@ pub enum Source<'a, T> {
         /// Index of path 0's point.
         offset: u32,
     },
+}
+
+/// The row stride (in elements) of a pitched generation of `paths` paths: `paths` rounded up to
+/// whole 32-byte sectors (a multiple of 8 in f32, of 4 in f64).
+///
+/// Every bridge output is `[row][path]` with rows of `paths` elements (packed). At a count whose
+/// rows are not whole sectors, every row starts inside one, and the GPU kernels reach only
+/// 74–85% of copy on an H200 (`bench/results/bridge-rows-pattern-2026-11-28.md`: the access
+/// pattern's own limit); at counts of whole sectors 90–94%. A caller who may lay rows out with
+/// a stride (`out[row·ld + p]`, as BLAS's leading dimension) generates `ld = pitch::<T>(paths)`
+/// paths instead and reads the first `paths` columns of each row: those are exactly the
+/// `paths`-path generation's values (path `p` of a run depends on `p` alone: Philox counter,
+/// Sobol point, or column `p` of a buffer laid out with the same stride), and the
+/// `ld − paths < 8` extra columns are the run's next paths. `lockstep bench bridge --pitched`
+/// times it.
+///
+/// Errors: `paths` so large that the stride does not fit `usize`.
+pub fn pitch<T: Precision>(paths: usize) -> Result<usize> {
+    let per_sector = 32 / size_of::<T>();
+    paths.checked_next_multiple_of(per_sector).ok_or(Error::TooLarge {
+        what: "paths (rounded up to whole 32-byte sectors)",
+        value: paths as u64,
+        max: (usize::MAX - per_sector + 1) as u64,
+    })
 }
 
 /// Largest Sobol dimension of the Joe–Kuo table (`new-joe-kuo-6.21201`).
