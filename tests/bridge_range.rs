@@ -112,7 +112,7 @@ proptest! {
     }
 }
 
-/// A pitched run (`bridge::pitch`): `ld = pitch(paths)` paths, rows of whole 32-byte sectors,
+/// A pitched run (`bridge::pitch`): `ld = pitch(paths)` paths, rows of whole 256 bytes,
 /// whose first `paths` columns are the packed run's values bit for bit (a buffer source laid
 /// out with the same stride, its extra columns other normals) — on the CPU and on the GPU, where
 /// the stride takes the kernels of aligned counts.
@@ -129,8 +129,8 @@ fn pitched_equals_packed<T: Precision + Bits>(
     let fail = |e: Error| TestCaseError::fail(e.to_string());
     let output = if inc { Output::Increments } else { Output::Paths };
     let ld = bridge::pitch::<T>(paths).map_err(fail)?;
-    let per_sector = 32 / size_of::<T>();
-    prop_assert!(ld >= paths && ld - paths < per_sector && ld.is_multiple_of(per_sector), "pitch {ld} of {paths}");
+    let per_row = bridge::PITCH_BYTES / size_of::<T>();
+    prop_assert!(ld >= paths && ld - paths < per_row && ld.is_multiple_of(per_row), "pitch {ld} of {paths}");
     let rows = plan.rows();
     let z: Vec<T> = normals(rows * paths, seed ^ 0x5eed);
     let extra: Vec<T> = normals(rows * (ld - paths), seed ^ 0xe7a);
@@ -163,14 +163,15 @@ proptest! {
     }
 }
 
-/// The benchmark's counts: 1,439,745 paths pitched at 1,439,752 (f32) and 1,439,748 (f64), the
+/// The benchmark's counts: 1,439,745 paths pitched at 1,439,808 (f32) and 1,439,776 (f64), the
 /// paper's 64 steps; and a stride too large for `usize` is refused.
 #[test]
 fn pitch_of_the_benchmark_counts_and_its_limit() -> Result<(), TestCaseError> {
-    assert_eq!(bridge::pitch::<f32>(1_439_745).ok(), Some(1_439_752));
-    assert_eq!(bridge::pitch::<f64>(1_439_745).ok(), Some(1_439_748));
+    assert_eq!(bridge::pitch::<f32>(1_439_745).ok(), Some(1_439_808));
+    assert_eq!(bridge::pitch::<f64>(1_439_745).ok(), Some(1_439_776));
     assert_eq!(bridge::pitch::<f32>(1_439_744).ok(), Some(1_439_744));
     assert_eq!(bridge::pitch::<f64>(0).ok(), Some(0));
+    assert_eq!(bridge::pitch::<f64>(1).ok(), Some(32));
     assert!(matches!(bridge::pitch::<f32>(usize::MAX - 3), Err(Error::TooLarge { .. })));
     pitched_equals_packed::<f32>(5, 63, 1, 0, 0, 20_001, true)?;
     pitched_equals_packed::<f64>(6, 63, 3, 0, 3, 20_003, false)

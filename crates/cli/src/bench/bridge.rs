@@ -72,8 +72,8 @@ pub struct Args {
     /// kernel too, in the same run (rows marked "unstaged" or "in bridge_f32").
     #[arg(long)]
     unstaged: bool,
-    /// Pitched rows: generate `lockstep::bridge::pitch(paths)` paths (rows of whole 32-byte
-    /// sectors) and count only the first `--paths` columns of each row in GB/s and % of bound.
+    /// Pitched rows: generate `lockstep::bridge::pitch(paths)` paths (rows of whole 256 bytes)
+    /// and count only the first `--paths` columns of each row in GB/s and % of bound.
     #[arg(long)]
     pitched: bool,
     /// Append Markdown rows with the results to this file.

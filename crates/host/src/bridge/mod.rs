@@ -6,7 +6,8 @@
 //! [`generate_seq`] / [`generate_par`]; the GPU launcher is `Bridge` (feature `gpu`); [`generate`] picks one.
 //! [`generate_range`] gives paths `first..first + count` of a run alone (chunks of a run larger
 //! than memory), with the same bits. [`pitch`] gives the row stride at which the GPU kernels run
-//! at full bandwidth for any path count (generate `pitch(paths)` paths, read `paths` columns).
+//! as fast as at the best path counts, for any count (generate `pitch(paths)` paths, read
+//! `paths` columns).
 
 mod cpu;
 pub mod dist;
@@ -26,7 +27,9 @@ pub use cpu::{
 #[cfg(feature = "gpu")]
 pub use gpu::{Bridge, DEFAULT_BLOCK, DevicePlan, DeviceSource, Variant};
 pub use plan::{BridgeSpec, Noise, Plan, Precision, Tables, bisection_order, first_then_bisection, forward_order};
-pub use problem::{Output, SOBOL_MAX_DIMS, Source, check_generation, check_range, pitch, sobol_directions};
+pub use problem::{
+    Output, PITCH_BYTES, SOBOL_MAX_DIMS, Source, check_generation, check_range, pitch, sobol_directions,
+};
 pub use range::{generate_range, generate_range_into};
 
 use crate::{Backend, Result};

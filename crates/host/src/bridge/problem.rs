@@ -44,28 +44,34 @@ pub enum Source<'a, T> {
 }
 
 /// The row stride (in elements) of a pitched generation of `paths` paths: `paths` rounded up to
-/// whole 32-byte sectors (a multiple of 8 in f32, of 4 in f64).
+/// whole [`PITCH_BYTES`] (a multiple of 64 in f32, of 32 in f64).
 ///
 /// Every bridge output is `[row][path]` with rows of `paths` elements (packed). At a count whose
-/// rows are not whole sectors, every row starts inside one, and the GPU kernels reach only
-/// 74–85% of copy on an H200 (`bench/results/bridge-rows-pattern-2026-11-28.md`: the access
-/// pattern's own limit); at counts of whole sectors 90–94%. A caller who may lay rows out with
-/// a stride (`out[row·ld + p]`, as BLAS's leading dimension) generates `ld = pitch::<T>(paths)`
-/// paths instead and reads the first `paths` columns of each row: those are exactly the
-/// `paths`-path generation's values (path `p` of a run depends on `p` alone: Philox counter,
-/// Sobol point, or column `p` of a buffer laid out with the same stride), and the
-/// `ld − paths < 8` extra columns are the run's next paths. `lockstep bench bridge --pitched`
-/// times it.
+/// rows are not whole 32-byte sectors every row starts inside one, and the GPU kernels reach
+/// only 73–85% of copy on an H200 (`bench/results/bridge-rows-pattern-2026-11-28.md`: the
+/// access pattern's own limit); rows of whole sectors but not of 256 bytes 83–87%; rows of 256
+/// bytes 90–94% (`bench/results/bridge-pitched-2026-11-28.md`). A caller who may lay rows out
+/// with a stride (`out[row·ld + p]`, as BLAS's leading dimension) generates `ld =
+/// pitch::<T>(paths)` paths instead and reads the first `paths` columns of each row: those are
+/// exactly the `paths`-path generation's values (path `p` of a run depends on `p` alone: Philox
+/// counter, Sobol point, or column `p` of a buffer laid out with the same stride), and the
+/// `ld − paths` (fewer than 64 in f32, 32 in f64) extra columns are the run's next paths.
+/// `lockstep bench bridge --pitched` times it.
 ///
 /// Errors: `paths` so large that the stride does not fit `usize`.
 pub fn pitch<T: Precision>(paths: usize) -> Result<usize> {
-    let per_sector = 32 / size_of::<T>();
-    paths.checked_next_multiple_of(per_sector).ok_or(Error::TooLarge {
-        what: "paths (rounded up to whole 32-byte sectors)",
+    let per_row = PITCH_BYTES / size_of::<T>();
+    paths.checked_next_multiple_of(per_row).ok_or(Error::TooLarge {
+        what: "paths (rounded up to whole 256-byte rows)",
         value: paths as u64,
-        max: (usize::MAX - per_sector + 1) as u64,
+        max: (usize::MAX - per_row + 1) as u64,
     })
 }
+
+/// The row alignment [`pitch`] gives: 256 bytes. On an H200 the buffer kernels ran 83–87% of
+/// copy with rows of whole 32- or 128-byte multiples and 90–94% with rows of 256 (or 512, or
+/// 8 KiB) bytes, f32 and f64, d = 1 and 3 (`bench/results/bridge-pitched-2026-11-28.md`).
+pub const PITCH_BYTES: usize = 256;
 
 /// Largest Sobol dimension of the Joe–Kuo table (`new-joe-kuo-6.21201`).
 pub const SOBOL_MAX_DIMS: usize = 21_201;
