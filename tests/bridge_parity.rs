@@ -7,7 +7,7 @@ mod bridge_common;
 
 use bridge_common::{normals, random_spec};
 use lockstep::bridge::{self as cpu, Output, Plan, Precision, Source};
-use lockstep::bridge::{Bridge, Variant};
+use lockstep::bridge::{Bridge, QuadsKernel, Variant};
 use lockstep_parity::{Bits, assert_bits_eq, config, gpu_or_skip};
 use lockstep_shared::bridge::{LaunchShape, box_muller_normals_lanes};
 use proptest::prelude::*;
@@ -15,6 +15,11 @@ use proptest::test_runner::TestCaseError;
 
 fn blocks() -> impl Strategy<Value = u32> {
     prop_oneof![Just(128u32), Just(32), Just(96), Just(256)]
+}
+
+/// The two kernels of the odd-count quads (`Auto` takes one of them by the grid's size).
+fn quads_kernels() -> impl Strategy<Value = QuadsKernel> {
+    prop_oneof![Just(QuadsKernel::Always), Just(QuadsKernel::Never)]
 }
 
 fn output(inc: bool) -> Output {
@@ -95,10 +100,10 @@ proptest! {
     /// 4: every residue mod 4 around multiples of the block size, every order kind, points and
     /// increments.
     #[test]
-    fn bridge_quads_gpu_equals_cpu(seed: u64, n in 1usize..128, kind in 0u8..4, quarter in 0usize..1000, rem in 0usize..4, inc: bool, block in blocks(), own: bool) {
+    fn bridge_quads_gpu_equals_cpu(seed: u64, n in 1usize..128, kind in 0u8..4, quarter in 0usize..1000, rem in 0usize..4, inc: bool, block in blocks(), quads in quads_kernels()) {
         let gpu = gpu_or_skip!();
         // Odd counts: `bridge_quads_f32`, or `bridge_f32`'s own path for them.
-        let bridge = Bridge::with_block_size(gpu, block)?.with_quads_kernel(own);
+        let bridge = Bridge::with_block_size(gpu, block)?.with_quads_kernel(quads);
         let plan = Plan::new(&random_spec(seed, n, 1, kind))?;
         let paths = 4 * quarter + rem;
         let z32 = normals::<f32>(plan.rows() * paths, seed);
@@ -109,9 +114,9 @@ proptest! {
     /// partial one; a partial quad in the second warp or block), 2 mod 4 pairs; every order kind,
     /// points and increments.
     #[test]
-    fn bridge_quads_small_counts_gpu_equal_cpu(seed: u64, n in 1usize..128, kind in 0u8..4, paths in prop::sample::select(vec![1usize, 2, 3, 5, 6, 7, 9, 33, 130, 131, 515]), inc: bool, block in blocks(), own: bool) {
+    fn bridge_quads_small_counts_gpu_equal_cpu(seed: u64, n in 1usize..128, kind in 0u8..4, paths in prop::sample::select(vec![1usize, 2, 3, 5, 6, 7, 9, 33, 130, 131, 515]), inc: bool, block in blocks(), quads in quads_kernels()) {
         let gpu = gpu_or_skip!();
-        let bridge = Bridge::with_block_size(gpu, block)?.with_quads_kernel(own);
+        let bridge = Bridge::with_block_size(gpu, block)?.with_quads_kernel(quads);
         let plan = Plan::new(&random_spec(seed, n, 1, kind))?;
         let z32 = normals::<f32>(plan.rows() * paths, seed);
         both(&bridge, &plan, Source::Buffer(&z32), paths, inc, true)?;
@@ -377,17 +382,26 @@ fn bridge_quads_widths_gpu_equal_cpu() -> Result<(), TestCaseError> {
     for &(plan, block, paths, lanes) in &cases {
         let bridge = Bridge::with_block_size(gpu, block)?;
         // Quads at a count not a multiple of 4 take their own kernel, `bridge_quads_f32`.
-        let one = Bridge::with_block_size(gpu, block)?.with_quads_kernel(false);
+        let always = Bridge::with_block_size(gpu, block)?.with_quads_kernel(QuadsKernel::Always);
+        let never = Bridge::with_block_size(gpu, block)?.with_quads_kernel(QuadsKernel::Never);
         let want = if lanes == 4 && paths % 4 != 0 { Variant::BufferQuads } else { Variant::Buffer };
-        assert_eq!(bridge.launched(&bridge.upload::<f32>(plan)?, paths, Variant::Buffer), want, "{paths} paths");
-        assert_eq!(bridge.launched(&bridge.upload::<f64>(plan)?, paths, Variant::Buffer), Variant::Buffer);
-        assert_eq!(one.launched(&one.upload::<f32>(plan)?, paths, Variant::Buffer), Variant::Buffer);
+        assert_eq!(always.launched(&always.upload::<f32>(plan)?, paths, Variant::Buffer), want, "{paths} paths");
+        assert_eq!(always.launched(&always.upload::<f64>(plan)?, paths, Variant::Buffer), Variant::Buffer);
+        assert_eq!(never.launched(&never.upload::<f32>(plan)?, paths, Variant::Buffer), Variant::Buffer);
         let z = normals::<f32>(plan.rows() * paths, paths as u64);
         for inc in [false, true] {
             both::<f32>(&bridge, plan, Source::Buffer(&z), paths, inc, true)?;
-            both::<f32>(&one, plan, Source::Buffer(&z), paths, inc, true)?;
+            both::<f32>(&always, plan, Source::Buffer(&z), paths, inc, true)?;
+            both::<f32>(&never, plan, Source::Buffer(&z), paths, inc, true)?;
         }
     }
+    // `Auto` takes the quads kernel only where its grid fills the GPU 2.3 times
+    // (`QuadsKernel::Auto`): not for one block, but for 40,000,001 paths (78,125 blocks) on any GPU
+    // of fewer than 4,000 SMs.
+    let auto = Bridge::new(gpu)?;
+    let dp = auto.upload::<f32>(&bisection)?;
+    assert_eq!(auto.launched(&dp, 5, Variant::Buffer), Variant::Buffer);
+    assert_eq!(auto.launched(&dp, 40_000_001, Variant::Buffer), Variant::BufferQuads);
     Ok(())
 }
 

@@ -77,6 +77,20 @@ impl<'g, A: KernelArgs> Kernel<'g, A> {
         Ok(max.max(0) as u32)
     }
 
+    /// Blocks of this kernel, `threads` threads and `shared_bytes` of dynamic shared memory each,
+    /// resident at once on `gpu`: the driver's occupancy per multiprocessor
+    /// (`cuOccupancyMaxActiveBlocksPerMultiprocessor`) × multiprocessors.
+    pub(crate) fn resident_blocks(&self, gpu: &Gpu, threads: u32, shared_bytes: u32) -> Result<u32> {
+        use cust::device::DeviceAttribute::MultiprocessorCount;
+        gpu.bind()?;
+        let per_sm = self
+            .function
+            .max_active_blocks_per_multiprocessor(cust::function::BlockSize::x(threads), shared_bytes as usize)
+            .map_err(crate::error::cuda("cuOccupancyMaxActiveBlocksPerMultiprocessor"))?;
+        let sms = gpu.attribute(MultiprocessorCount)?;
+        Ok(per_sm.saturating_mul(sms.max(0) as u32))
+    }
+
     /// Lets launches of this kernel ask for up to `bytes` of dynamic shared memory, past the
     /// 48 KiB a launch gets without asking (`cuFuncSetAttribute`; at most the GPU's
     /// [`Gpu::shared_memory_per_block_optin`]).

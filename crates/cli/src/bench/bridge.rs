@@ -5,7 +5,7 @@
 //! CUDA-event median.
 
 use lockstep::bridge::{self as cpu, BridgeSpec, Noise, Output, Plan, Precision, Source, forward_order};
-use lockstep::bridge::{Bridge, DevicePlan, DeviceSource, Variant};
+use lockstep::bridge::{Bridge, DevicePlan, DeviceSource, QuadsKernel, Variant};
 use lockstep::timing::time_gpu;
 use lockstep::{DeviceBuffer, Gpu};
 use std::time::Instant;
@@ -68,8 +68,9 @@ pub struct Args {
     #[arg(long)]
     buffer_only: bool,
     /// Where a buffer row launches a staged kernel (`bridge_staged_dims_*`: a path count that splits
-    /// 32-byte sectors) or the odd-count quads kernel (`bridge_quads_f32`), time the general
-    /// kernel too, in the same run (rows marked "unstaged" or "in bridge_f32").
+    /// 32-byte sectors), time the unstaged kernel too; at odd-count quads the kernel the launcher
+    /// did not take of `bridge_quads_f32` and `bridge_f32`; in the same run (rows marked
+    /// "unstaged", "in bridge_f32" or "in bridge_quads_f32").
     #[arg(long)]
     unstaged: bool,
     /// Pitched rows: generate `lockstep::bridge::pitch(paths)` paths (rows of whole 256 bytes)
@@ -210,16 +211,24 @@ fn run_precision<T: Precision + bytemuck::Zeroable>(
     if args.buffer_only {
         cases.truncate(2);
     }
-    // The general kernels, for `--unstaged` rows where the buffer rows take the staged one or
-    // the odd-count quads kernel.
-    let plain = Bridge::with_block_size(gpu, args.block)?.with_staging(false).with_quads_kernel(false);
-    let general = match bridge.buffer_variant(&dp, paths) {
-        Variant::BufferStagedDims => {
+    // The other kernel, for `--unstaged` rows: the unstaged one where the buffer rows take the
+    // staged one; at odd-count quads the one of the two that `QuadsKernel::Auto` did not take.
+    let quads_other = match bridge.buffer_variant(&dp, paths) {
+        Variant::BufferQuads => QuadsKernel::Never,
+        _ => QuadsKernel::Always,
+    };
+    let plain = Bridge::with_block_size(gpu, args.block)?.with_staging(false).with_quads_kernel(quads_other);
+    let general = match (bridge.buffer_variant(&dp, paths), plain.buffer_variant(&dp, paths)) {
+        (Variant::BufferStagedDims, _) => {
             Some(["bridge (Z from buffer), paths, unstaged", "bridge (Z from buffer), increments, unstaged"])
         }
-        Variant::BufferQuads => {
+        (Variant::BufferQuads, _) => {
             Some(["bridge (Z from buffer), paths, in bridge_f32", "bridge (Z from buffer), increments, in bridge_f32"])
         }
+        (_, Variant::BufferQuads) => Some([
+            "bridge (Z from buffer), paths, in bridge_quads_f32",
+            "bridge (Z from buffer), increments, in bridge_quads_f32",
+        ]),
         _ => None,
     };
     let is_general = |name: &str| general.is_some_and(|g| g.contains(&name));

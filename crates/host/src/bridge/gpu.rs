@@ -128,6 +128,32 @@ fn generated<T: cust::memory::DeviceCopy>(
     }
 }
 
+/// Waves (in tenths) of `bridge_quads_f32`'s blocks from which the launcher takes it
+/// ([`Bridge::buffer_variant`]): 2.3 full GPUs. On an H200 (132 SMs, 8 blocks of 128 resident
+/// against `bridge_f32`'s 6) it was faster than `bridge_f32`'s path for the same quads at every
+/// count measured from 2.41 of its waves up (1,300,003 to 10,000,001 paths: +2.4 to +7.6
+/// points of copy) and slower at 2.22, 2.04 and at 1.48 and fewer (800,003 paths and less: 1.6
+/// to 4.5 points), where `bridge_f32`'s deeper prefetch and the tails of the two grids decide;
+/// at 1.66 and 1.85 it was faster (the rule gives those up)
+/// (`bench/results/bridge-quads-kernel-2026-11-28.md`).
+const QUADS_MIN_WAVES_TENTHS: u64 = 23;
+
+/// Which kernel takes the f32 d = 1 buffer generations at path counts not a multiple of 4 (four
+/// paths per thread; [`Bridge::with_quads_kernel`]). The same bits whichever it is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum QuadsKernel {
+    /// `bridge_quads_f32` where its grid fills the GPU [`QUADS_MIN_WAVES_TENTHS`] / 10 times or
+    /// more, `bridge_f32`'s own path below (the default).
+    #[default]
+    Auto,
+    /// `bridge_quads_f32` (that path in a kernel of its own: 3 rows in flight, 60 registers on
+    /// sm_90) at every such count.
+    Always,
+    /// `bridge_f32`'s own path at every such count (one kernel for every d = 1 f32 path, whose
+    /// registers its widest path sets: 80 on sm_90; 4 rows in flight).
+    Never,
+}
+
 /// The kernels of one precision, for [`Bridge::attributes`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Variant {
@@ -321,9 +347,9 @@ pub struct Bridge<'g> {
     /// Whether buffer generations take `bridge_staged_dims_*` where `LaunchShape::buffer_staged`
     /// holds ([`Bridge::with_staging`]; on by default).
     staging: bool,
-    /// Whether f32 buffer generations take `bridge_quads_f32` where
-    /// `LaunchShape::buffer_odd_quads_at` holds ([`Bridge::with_quads_kernel`]; on by default).
-    quads_kernel: bool,
+    /// Which kernel takes f32 buffer generations where `LaunchShape::buffer_odd_quads_at` holds
+    /// ([`Bridge::with_quads_kernel`]; [`QuadsKernel::Auto`] by default).
+    quads_kernel: QuadsKernel,
     k32: Kernels<'g, f32>,
     k64: Kernels<'g, f64>,
 }
@@ -347,7 +373,7 @@ impl<'g> Bridge<'g> {
             gpu,
             block,
             staging: true,
-            quads_kernel: true,
+            quads_kernel: QuadsKernel::Auto,
             k32: Kernels::new(
                 gpu,
                 [
@@ -396,12 +422,10 @@ impl<'g> Bridge<'g> {
     }
 
     /// As this bridge, with f32 d = 1 buffer generations at path counts not a multiple of 4
-    /// (four paths per thread: `LaunchShape::buffer_odd_quads_at`) taken by their own kernel
-    /// `bridge_quads_f32` (`on`, the default) or by `bridge_f32`'s path for them (`!on`, for
-    /// comparison: one kernel for every d = 1 f32 path, whose registers its widest path sets).
-    /// The same bits either way.
-    pub fn with_quads_kernel(mut self, on: bool) -> Self {
-        self.quads_kernel = on;
+    /// (four paths per thread: `LaunchShape::buffer_odd_quads_at`) taken by the kernel `choice`
+    /// says ([`QuadsKernel`]; `Auto` by default). The same bits either way.
+    pub fn with_quads_kernel(mut self, choice: QuadsKernel) -> Self {
+        self.quads_kernel = choice;
         self
     }
 
@@ -463,7 +487,8 @@ impl<'g> Bridge<'g> {
     /// buffers not 32-byte aligned take the unstaged kernels) [`Variant::BufferStagedDims`]; else [`Variant::BufferDims`] for `2 ≤ d ≤ 4`
     /// on the specialised path (`LaunchShape::buffer_fast`); [`Variant::BufferQuads`] in f32 at
     /// d = 1 where four paths per thread meet a count not a multiple of 4
-    /// (`LaunchShape::buffer_odd_quads_at`; buffers not 16-byte aligned take `bridge_f32`) unless
+    /// (`LaunchShape::buffer_odd_quads_at`; buffers not 16-byte aligned take `bridge_f32`) and
+    /// its grid fills the GPU at least 2.3 times ([`QUADS_MIN_WAVES_TENTHS`]), unless
     /// [`Bridge::with_quads_kernel`] turned it off; [`Variant::Buffer`] otherwise.
     pub fn buffer_variant<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize) -> Variant {
         self.buffer_kernel_for(&plan.shape(paths, self.block), 0)
@@ -474,12 +499,30 @@ impl<'g> Bridge<'g> {
     pub(super) fn buffer_kernel_for(&self, shape: &LaunchShape, addrs: u64) -> Variant {
         if self.staging && shape.buffer_staged() {
             Variant::BufferStagedDims
-        } else if self.quads_kernel && shape.buffer_odd_quads_at(addrs) {
+        } else if shape.buffer_odd_quads_at(addrs) && self.takes_quads_kernel(shape) {
             // f32 only: `buffer_lanes` is 4 only for 4-byte elements.
             Variant::BufferQuads
         } else {
             Self::kernel_for(shape, Variant::Buffer)
         }
+    }
+
+    /// Whether a launch of `shape` (odd-count quads) takes `bridge_quads_f32`: as
+    /// [`QuadsKernel`] says; for `Auto`, where its grid fills the GPU [`QUADS_MIN_WAVES_TENTHS`]
+    /// / 10 times or more (its blocks against those resident at once, by the driver's occupancy
+    /// at this block size and shared memory) — below, `bridge_f32`'s own path for them is
+    /// faster (its deeper prefetch, and the tails of the two grids). False where the occupancy
+    /// query fails (`bridge_f32` takes every shape) and in f64 (no such kernel).
+    fn takes_quads_kernel(&self, shape: &LaunchShape) -> bool {
+        let Some(quads) = &self.k32.quads else { return false };
+        if self.quads_kernel != QuadsKernel::Auto {
+            return self.quads_kernel == QuadsKernel::Always;
+        }
+        let blocks = (shape.paths as u64).div_ceil(4).div_ceil(self.block as u64);
+        let shared = u32::try_from(shape.buffer_shared_bytes()).unwrap_or(u32::MAX);
+        quads
+            .resident_blocks(self.gpu, self.block, shared)
+            .is_ok_and(|resident| blocks * 10 >= QUADS_MIN_WAVES_TENTHS * u64::from(resident.max(1)))
     }
 
     /// The kernel a generation of `paths` with `plan` from `variant` launches: the buffer source

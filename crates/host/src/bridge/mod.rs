@@ -25,7 +25,7 @@ pub use cpu::{
     generate_seq, normals_seq,
 };
 #[cfg(feature = "gpu")]
-pub use gpu::{Bridge, DEFAULT_BLOCK, DevicePlan, DeviceSource, Variant};
+pub use gpu::{Bridge, DEFAULT_BLOCK, DevicePlan, DeviceSource, QuadsKernel, Variant};
 pub use plan::{BridgeSpec, Noise, Plan, Precision, Tables, bisection_order, first_then_bisection, forward_order};
 pub use problem::{
     Output, PITCH_BYTES, SOBOL_MAX_DIMS, Source, check_generation, check_range, pitch, sobol_directions,

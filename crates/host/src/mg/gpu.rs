@@ -12,8 +12,7 @@ use crate::mg::problem::{
     Outcome, Setup, Trace, draws_of_group, jump_table, setup_share, setups, standalone_block, trial_end, validate,
 };
 use crate::mg::state::{GameState, normalize_s2, pack_s2, unpack_s2};
-use cust::device::DeviceAttribute;
-use cust::function::{BlockSize, FunctionAttribute};
+use cust::function::FunctionAttribute;
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DevicePointer};
 use lockstep_shared::mg::{Layout, MgBuffers, MgParams, MgStandaloneBuffers, S2_MAX_P, S2_SIDE_MAX_P};
 
@@ -375,13 +374,7 @@ impl<'g> Mg<'g> {
 
     /// Blocks of `f` of `threads` threads resident at once on this GPU (occupancy × SMs).
     fn resident_blocks_at<A: KernelArgs>(&self, f: &Kernel<'_, A>, threads: u32) -> Result<u32> {
-        self.gpu.bind()?;
-        let per_sm = f
-            .function()
-            .max_active_blocks_per_multiprocessor(BlockSize::x(threads), 0)
-            .map_err(cuda("cuOccupancyMaxActiveBlocksPerMultiprocessor"))?;
-        let sms = self.gpu.attribute(DeviceAttribute::MultiprocessorCount)?;
-        Ok(per_sm.saturating_mul(sms.max(0) as u32))
+        f.resident_blocks(self.gpu, threads, 0)
     }
 
     fn check_memory(&self, need: u64) -> Result<()> {

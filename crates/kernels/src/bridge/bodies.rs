@@ -66,10 +66,10 @@ pub(super) unsafe fn buffer<T: SharedIo<Coef = T>, const PF: usize, const PAIRS:
         // Uniform over the block (barrier in `stage_table`). The blocks take the quads from the
         // end (`index_1d_blocks_reversed`): at a count ≡ 1 (mod 4) the increments ran 78–81% of
         // copy in `blockIdx` order, 84.5–84.9% so (H100, bench/results/bridge-anypaths-2026-11-28.md).
-        // The launcher starts `bridge_quads_f32` (`buffer_odd_quads`, the same path in its own
-        // registers) for this shape unless told not to (`Bridge::with_quads_kernel(false)`, for
-        // comparison). Kept here too: without it this kernel's pairs path ran 0.3–1.0 points of
-        // copy slower on an H200 (bench/results/bridge-quads-kernel-2026-11-28.md).
+        // For large grids the launcher starts `bridge_quads_f32` instead (`buffer_odd_quads`, the
+        // same path in its own registers, 3 rows in flight); smaller ones, where the 4 rows in
+        // flight here are faster, come here (`QuadsKernel::Auto`,
+        // bench/results/bridge-quads-kernel-2026-11-28.md).
         // SAFETY: the kernel's contract with `T` = f32 (`PAIRS`), so the tables and
         // `C`, `x` are f32 and z/out hold rows·paths f32; thread q < ceil(paths / 4) has
         // 4q < paths.
