@@ -142,8 +142,8 @@ const QUADS_MIN_WAVES_TENTHS: u64 = 23;
 /// paths per thread; [`Bridge::with_quads_kernel`]). The same bits whichever it is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum QuadsKernel {
-    /// `bridge_quads_f32` where its grid fills the GPU [`QUADS_MIN_WAVES_TENTHS`] / 10 times or
-    /// more, `bridge_f32`'s own path below (the default).
+    /// `bridge_quads_f32` where its grid fills the GPU 2.3 times or more (its blocks against
+    /// those resident at once), `bridge_f32`'s own path below (the default).
     #[default]
     Auto,
     /// `bridge_quads_f32` (that path in a kernel of its own: 3 rows in flight, 60 registers on
@@ -488,8 +488,8 @@ impl<'g> Bridge<'g> {
     /// on the specialised path (`LaunchShape::buffer_fast`); [`Variant::BufferQuads`] in f32 at
     /// d = 1 where four paths per thread meet a count not a multiple of 4
     /// (`LaunchShape::buffer_odd_quads_at`; buffers not 16-byte aligned take `bridge_f32`) and
-    /// its grid fills the GPU at least 2.3 times ([`QUADS_MIN_WAVES_TENTHS`]), unless
-    /// [`Bridge::with_quads_kernel`] turned it off; [`Variant::Buffer`] otherwise.
+    /// its grid fills the GPU at least 2.3 times ([`QuadsKernel::Auto`]; or as
+    /// [`Bridge::with_quads_kernel`] forces it); [`Variant::Buffer`] otherwise.
     pub fn buffer_variant<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize) -> Variant {
         self.buffer_kernel_for(&plan.shape(paths, self.block), 0)
     }
@@ -512,7 +512,8 @@ impl<'g> Bridge<'g> {
     /// / 10 times or more (its blocks against those resident at once, by the driver's occupancy
     /// at this block size and shared memory) — below, `bridge_f32`'s own path for them is
     /// faster (its deeper prefetch, and the tails of the two grids). False where the occupancy
-    /// query fails (`bridge_f32` takes every shape) and in f64 (no such kernel).
+    /// query fails or finds no block resident (`bridge_f32` takes every shape), and in f64 (no
+    /// such kernel).
     fn takes_quads_kernel(&self, shape: &LaunchShape) -> bool {
         let Some(quads) = &self.k32.quads else { return false };
         if self.quads_kernel != QuadsKernel::Auto {
@@ -522,7 +523,7 @@ impl<'g> Bridge<'g> {
         let shared = u32::try_from(shape.buffer_shared_bytes()).unwrap_or(u32::MAX);
         quads
             .resident_blocks(self.gpu, self.block, shared)
-            .is_ok_and(|resident| blocks * 10 >= QUADS_MIN_WAVES_TENTHS * u64::from(resident.max(1)))
+            .is_ok_and(|resident| resident > 0 && blocks * 10 >= QUADS_MIN_WAVES_TENTHS * u64::from(resident))
     }
 
     /// The kernel a generation of `paths` with `plan` from `variant` launches: the buffer source

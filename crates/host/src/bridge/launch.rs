@@ -273,7 +273,8 @@ impl<'g> Bridge<'g> {
     /// Normals from the buffer `z`: `bridge_staged_dims_*` (d = 2 or 3) where staging is on and
     /// `LaunchShape::buffer_staged_at` holds (a path count that splits sectors, 32-byte aligned
     /// buffers), `bridge_quads_f32` where `LaunchShape::buffer_odd_quads_at` holds (f32, d = 1,
-    /// four paths per thread at a count not a multiple of 4), `bridge_dims_*` for `2 ≤ d ≤ 4` on
+    /// four paths per thread at a count not a multiple of 4) and its grid is large enough
+    /// (`QuadsKernel`, [`Bridge::buffer_variant`]), `bridge_dims_*` for `2 ≤ d ≤ 4` on
     /// the specialised path, else `bridge_*`, with one, two or four paths per thread as the shape
     /// and the buffers' alignment allow.
     fn launch_buffer<T: Precision>(&self, l: &Launch<T>, z: DevPtr<T>) -> Result<()> {
