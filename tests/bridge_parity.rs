@@ -395,9 +395,8 @@ fn bridge_quads_widths_gpu_equal_cpu() -> Result<(), TestCaseError> {
             both::<f32>(&never, plan, Source::Buffer(&z), paths, inc, true)?;
         }
     }
-    // `Auto` takes the quads kernel only where its grid fills the GPU 2.3 times
-    // (`QuadsKernel::Auto`): not for one block, but for 40,000,001 paths (78,125 blocks) on any GPU
-    // of fewer than 4,000 SMs.
+    // `Auto` takes the quads kernel by the two kernels' grids (`QuadsKernel::Auto`): not for one
+    // block, but for 40,000,001 paths (78,125 blocks) on any GPU of fewer than 4,000 SMs.
     let auto = Bridge::new(gpu)?;
     let dp = auto.upload::<f32>(&bisection)?;
     assert_eq!(auto.launched(&dp, 5, Variant::Buffer), Variant::Buffer);

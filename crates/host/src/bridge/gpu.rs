@@ -128,22 +128,33 @@ fn generated<T: cust::memory::DeviceCopy>(
     }
 }
 
-/// Waves (in tenths) of `bridge_quads_f32`'s blocks from which the launcher takes it
-/// ([`Bridge::buffer_variant`]): 2.3 full GPUs. On an H200 (132 SMs, 8 blocks of 128 resident
+/// Waves (in tenths) of `bridge_quads_f32`'s blocks from which the launcher takes it whatever
+/// the tails ([`quads_wins`]): 2.3 full GPUs. On an H200 (132 SMs, 8 blocks of 128 resident
 /// against `bridge_f32`'s 6) it was faster than `bridge_f32`'s path for the same quads at every
 /// count measured from 2.41 of its waves up (1,300,003 to 10,000,001 paths: +2.4 to +7.6
-/// points of copy) and slower at 2.22, 2.04 and at 1.48 and fewer (800,003 paths and less: 1.6
-/// to 4.5 points), where `bridge_f32`'s deeper prefetch and the tails of the two grids decide;
-/// at 1.66 and 1.85 it was faster (the rule gives those up)
+/// points of copy); below, slower at 2.22, 2.04 and at 1.48 and fewer (1.6 to 4.5 points), faster
+/// at 1.66 and 1.85 (+7.6, +8.2), as the two grids' rounds of resident blocks say
 /// (`bench/results/bridge-quads-kernel-2026-11-28.md`).
 const QUADS_MIN_WAVES_TENTHS: u64 = 23;
+
+/// Whether `blocks` blocks of odd-count quads run faster on `bridge_quads_f32` (`quads` blocks
+/// resident at once) than on `bridge_f32`'s path (`general` resident): from
+/// [`QUADS_MIN_WAVES_TENTHS`] / 10 of its waves up, and below where it needs fewer rounds of
+/// resident blocks (`ceil(blocks / quads) < ceil(blocks / general)`: the other grid's last,
+/// partial wave costs it a round). Every one of 18 counts measured on an H200 from 100,003 to
+/// 10,000,001 paths took the faster kernel by this rule
+/// (`bench/results/bridge-quads-kernel-2026-11-28.md`).
+fn quads_wins(blocks: u64, quads: u64, general: u64) -> bool {
+    blocks * 10 >= QUADS_MIN_WAVES_TENTHS * quads || blocks.div_ceil(quads) < blocks.div_ceil(general)
+}
 
 /// Which kernel takes the f32 d = 1 buffer generations at path counts not a multiple of 4 (four
 /// paths per thread; [`Bridge::with_quads_kernel`]). The same bits whichever it is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum QuadsKernel {
     /// `bridge_quads_f32` where its grid fills the GPU 2.3 times or more (its blocks against
-    /// those resident at once), `bridge_f32`'s own path below (the default).
+    /// those resident at once), or where it needs fewer rounds of resident blocks than
+    /// `bridge_f32`; `bridge_f32`'s own path otherwise (the default).
     #[default]
     Auto,
     /// `bridge_quads_f32` (that path in a kernel of its own: 3 rows in flight, 60 registers on
@@ -488,7 +499,7 @@ impl<'g> Bridge<'g> {
     /// on the specialised path (`LaunchShape::buffer_fast`); [`Variant::BufferQuads`] in f32 at
     /// d = 1 where four paths per thread meet a count not a multiple of 4
     /// (`LaunchShape::buffer_odd_quads_at`; buffers not 16-byte aligned take `bridge_f32`) and
-    /// its grid fills the GPU at least 2.3 times ([`QuadsKernel::Auto`]; or as
+    /// the two kernels' grids say so ([`QuadsKernel::Auto`]; or as
     /// [`Bridge::with_quads_kernel`] forces it); [`Variant::Buffer`] otherwise.
     pub fn buffer_variant<T: Precision>(&self, plan: &DevicePlan<T>, paths: usize) -> Variant {
         self.buffer_kernel_for(&plan.shape(paths, self.block), 0)
@@ -508,11 +519,9 @@ impl<'g> Bridge<'g> {
     }
 
     /// Whether a launch of `shape` (odd-count quads) takes `bridge_quads_f32`: as
-    /// [`QuadsKernel`] says; for `Auto`, where its grid fills the GPU [`QUADS_MIN_WAVES_TENTHS`]
-    /// / 10 times or more (its blocks against those resident at once, by the driver's occupancy
-    /// at this block size and shared memory) — below, `bridge_f32`'s own path for them is
-    /// faster (its deeper prefetch, and the tails of the two grids). False where the occupancy
-    /// query fails or finds no block resident (`bridge_f32` takes every shape), and in f64 (no
+    /// [`QuadsKernel`] says; for `Auto`, as [`quads_wins`] says of the two kernels' resident
+    /// blocks (the driver's occupancy at this block size and shared memory × SMs). False where
+    /// a query fails or finds no block resident (`bridge_f32` takes every shape), and in f64 (no
     /// such kernel).
     fn takes_quads_kernel(&self, shape: &LaunchShape) -> bool {
         let Some(quads) = &self.k32.quads else { return false };
@@ -521,9 +530,12 @@ impl<'g> Bridge<'g> {
         }
         let blocks = (shape.paths as u64).div_ceil(4).div_ceil(self.block as u64);
         let shared = u32::try_from(shape.buffer_shared_bytes()).unwrap_or(u32::MAX);
-        quads
-            .resident_blocks(self.gpu, self.block, shared)
-            .is_ok_and(|resident| resident > 0 && blocks * 10 >= QUADS_MIN_WAVES_TENTHS * u64::from(resident))
+        let resident = |k: &Kernel<'_, DimsArgs<f32>>| k.resident_blocks(self.gpu, self.block, shared);
+        let shared_path = |k: &Kernel<'_, BufferArgs<f32>>| k.resident_blocks(self.gpu, self.block, shared);
+        match (resident(quads), shared_path(&self.k32.buffer)) {
+            (Ok(q), Ok(f)) if q > 0 && f > 0 => quads_wins(blocks, u64::from(q), u64::from(f)),
+            _ => false,
+        }
     }
 
     /// The kernel a generation of `paths` with `plan` from `variant` launches: the buffer source
@@ -769,5 +781,40 @@ impl<'g> Bridge<'g> {
         let mut host = vec![T::default(); len];
         self.finish(&z, &mut host)?;
         Ok(host)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quads_wins;
+
+    /// The H200 sweep (132 SMs: 1,056 quads blocks resident, 792 of `bridge_f32`): blocks of 128
+    /// threads for each count measured, and which kernel was faster there.
+    #[test]
+    fn quads_wins_where_the_h200_measured_it_faster() {
+        let (quads, general) = (1056, 792);
+        let measured = [
+            (196, false),  // 100,003 paths
+            (391, false),  // 200,003
+            (586, false),  // 300,003
+            (782, false),  // 400,003
+            (1172, false), // 600,003
+            (1563, false), // 800,003
+            (1758, true),  // 900,003
+            (1954, true),  // 1,000,001
+            (2149, false), // 1,100,003
+            (2344, false), // 1,200,003
+            (2540, true),  // 1,300,003
+            (2812, true),  // 1,439,745
+            (3321, true),  // 1,700,003
+            (3907, true),  // 2,000,003
+            (4883, true),  // 2,500,003
+            (5860, true),  // 3,000,003
+            (9766, true),  // 5,000,003
+            (19532, true), // 10,000,001
+        ];
+        for (blocks, faster) in measured {
+            assert_eq!(quads_wins(blocks, quads, general), faster, "{blocks} blocks");
+        }
     }
 }
