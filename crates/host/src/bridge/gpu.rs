@@ -14,10 +14,12 @@ use crate::gpu::Gpu;
 use crate::gpu::upload;
 use crate::kernel::Kernel;
 use crate::launch::len_u32;
+use cust::function::Function;
 use cust::memory::DeviceCopy;
 use cust::memory::{DeviceBuffer, DevicePointer, DeviceSlice};
 use lockstep_shared::bridge::LaunchShape;
 use lockstep_shared::bridge::sobol::{BITS, low_table};
+use std::sync::{Mutex, PoisonError};
 
 /// Threads per block unless the caller chooses.
 pub const DEFAULT_BLOCK: u32 = 128;
@@ -136,6 +138,14 @@ fn generated<T: cust::memory::DeviceCopy>(
 /// at 1.66 and 1.85 (+7.6, +8.2), as the two grids' rounds of resident blocks say
 /// (`bench/results/bridge-quads-kernel-2026-11-28.md`).
 const QUADS_MIN_WAVES_TENTHS: u64 = 23;
+
+/// The function of a kernel only the f32 set has, or why there is none (`variant` asked of f64).
+fn f32_only<'a, 'g>(variant: Variant, f: Option<&'a Function<'g>>) -> Result<&'a Function<'g>> {
+    f.ok_or_else(|| crate::error::Error::InvalidInput {
+        what: "variant",
+        why: format!("{variant:?} exists in f32 only"),
+    })
+}
 
 /// Whether `blocks` blocks of odd-count quads run faster on `bridge_quads_f32` (`quads` blocks
 /// resident at once) than on `bridge_f32`'s path (`general` resident): from
@@ -361,6 +371,10 @@ pub struct Bridge<'g> {
     /// Which kernel takes f32 buffer generations where `LaunchShape::buffer_odd_quads_at` holds
     /// ([`Bridge::with_quads_kernel`]; [`QuadsKernel::Auto`] by default).
     quads_kernel: QuadsKernel,
+    /// The last answer of the driver's occupancy for `takes_quads_kernel`: `(shared bytes,
+    /// bridge_quads_f32's resident blocks, bridge_f32's)`. A plan's launches repeat one shared
+    /// size, so repeated generations ask the driver once (six driver calls per launch before).
+    residency: Mutex<Option<(u32, u32, u32)>>,
     k32: Kernels<'g, f32>,
     k64: Kernels<'g, f64>,
 }
@@ -385,6 +399,7 @@ impl<'g> Bridge<'g> {
             block,
             staging: true,
             quads_kernel: QuadsKernel::Auto,
+            residency: Mutex::new(None),
             k32: Kernels::new(
                 gpu,
                 [
@@ -474,16 +489,8 @@ impl<'g> Bridge<'g> {
             Variant::SobolD1 => k.sobol_d1.function(),
             Variant::PhiloxBoxMuller => k.philox_bm.function(),
             Variant::PhiloxBoxMullerD1 => k.philox_bm_d1.function(),
-            Variant::PhiloxBoxMullerD1Pairs | Variant::BufferQuads => {
-                let f32_only = match variant {
-                    Variant::BufferQuads => k.quads.as_ref().map(Kernel::function),
-                    _ => k.philox_bm_d1_pairs.as_ref().map(Kernel::function),
-                };
-                f32_only.ok_or_else(|| crate::error::Error::InvalidInput {
-                    what: "variant",
-                    why: format!("{variant:?} exists in f32 only"),
-                })?
-            }
+            Variant::PhiloxBoxMullerD1Pairs => f32_only(variant, k.philox_bm_d1_pairs.as_ref().map(Kernel::function))?,
+            Variant::BufferQuads => f32_only(variant, k.quads.as_ref().map(Kernel::function))?,
         };
         let regs = f.get_attribute(NumRegisters).map_err(cuda("cuFuncGetAttribute"))?;
         let local = f.get_attribute(LocalSizeBytes).map_err(cuda("cuFuncGetAttribute"))?;
@@ -530,11 +537,25 @@ impl<'g> Bridge<'g> {
         }
         let blocks = (shape.paths as u64).div_ceil(4).div_ceil(self.block as u64);
         let shared = u32::try_from(shape.buffer_shared_bytes()).unwrap_or(u32::MAX);
-        let resident = |k: &Kernel<'_, DimsArgs<f32>>| k.resident_blocks(self.gpu, self.block, shared);
-        let shared_path = |k: &Kernel<'_, BufferArgs<f32>>| k.resident_blocks(self.gpu, self.block, shared);
-        match (resident(quads), shared_path(&self.k32.buffer)) {
-            (Ok(q), Ok(f)) if q > 0 && f > 0 => quads_wins(blocks, u64::from(q), u64::from(f)),
+        match self.quads_residency(quads, shared) {
+            Ok((q, f)) if q > 0 && f > 0 => quads_wins(blocks, u64::from(q), u64::from(f)),
             _ => false,
+        }
+    }
+
+    /// Blocks of `bridge_quads_f32` and of `bridge_f32` resident at once at this block size and
+    /// `shared` bytes of dynamic shared memory (`Kernel::resident_blocks`), from the last
+    /// answer when the size repeats.
+    fn quads_residency(&self, quads: &Kernel<'_, DimsArgs<f32>>, shared: u32) -> Result<(u32, u32)> {
+        let mut last = self.residency.lock().unwrap_or_else(PoisonError::into_inner);
+        match *last {
+            Some((s, q, f)) if s == shared => Ok((q, f)),
+            _ => {
+                let q = quads.resident_blocks(self.gpu, self.block, shared)?;
+                let f = self.k32.buffer.resident_blocks(self.gpu, self.block, shared)?;
+                *last = Some((shared, q, f));
+                Ok((q, f))
+            }
         }
     }
 

@@ -190,6 +190,9 @@ pub(super) unsafe fn buffer_odd_quads<D: DynamicShared>(
     // The blocks take the quads from the end (`index_1d_blocks_reversed`): at a count ≡ 1
     // (mod 4) the increments ran 78–81% of copy in `blockIdx` order, 84.5–84.9% so (H100,
     // bench/results/bridge-anypaths-2026-11-28.md).
+    // This call is also written out in `buffer` (at `PIPELINE_QUADS`): through one shared
+    // function `bridge_f32`'s PTX moved and its sm_90 SASS grew by 24 instructions (checked
+    // 2026-11-28 with scripts/sass_diff.py), so each kernel keeps its own copy.
     // SAFETY: the contract: d = 1 on the specialised path with 16-byte stack elements
     // (`buffer_odd_quads_at`), the dynamic array of `buffer_shared_bytes()`, z/out hold
     // rows·paths f32; thread q < ceil(paths / 4) has 4q < paths.
