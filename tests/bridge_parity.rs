@@ -9,7 +9,8 @@ use bridge_common::{normals, random_spec};
 use lockstep::bridge::{self as cpu, Output, Plan, Precision, Source};
 use lockstep::bridge::{Bridge, QuadsKernel, Variant};
 use lockstep_parity::{Bits, assert_bits_eq, config, gpu_or_skip};
-use lockstep_shared::bridge::{LaunchShape, box_muller_normals_lanes};
+use lockstep_shared::bridge::philox::MAX_CACHE_SLOTS;
+use lockstep_shared::bridge::{FUSED_SHARED_LIMIT, LaunchShape, SINCOS_F32_BYTES, box_muller_normals_lanes};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
@@ -219,7 +220,11 @@ proptest! {
         let paths = 2 * half + odd as usize;
         let shape = plan.launch_shape::<f32>(block, paths);
         let pairs = plan.philox_schedule().is_some_and(|(_, c)| shape.box_muller_pairs(c as usize));
-        prop_assert_eq!(pairs, !odd && shape.fused_fast_d1() && shape.box_muller_pairs_shape().box_muller_cached(plan.philox_schedule().map_or(0, |(_, c)| c as usize)));
+        // The pairs' schedule and cache of 8-byte pairs fit beside the f32 angle table.
+        let (s, c) = (shape.box_muller_pairs_shape(), plan.philox_schedule().map_or(0, |(_, c)| c as usize));
+        let fits = (1..=MAX_CACHE_SLOTS).contains(&c)
+            && s.fused_base_bytes() + s.box_muller_cache_bytes(c) + SINCOS_F32_BYTES <= FUSED_SHARED_LIMIT;
+        prop_assert_eq!(pairs, !odd && shape.fused_fast_d1() && fits);
         let dp = bridge.upload::<f32>(&plan)?;
         let launched = bridge.launched(&dp, paths, Variant::PhiloxBoxMuller);
         if pairs {
@@ -514,9 +519,9 @@ fn bridge_philox_d1_schedule_gpu_equals_cpu() -> Result<(), TestCaseError> {
 
 /// The fused Box–Muller d = 1 kernels' two ways, as the Philox ones': the host's schedule with
 /// a cache of normals (4 bytes each in f32, 8 in f64) where it fits, the one-block cache where
-/// it does not (a 70-slot order: 35 KiB at 128 threads in f32 fits, 70 KiB in f64 or at 256
-/// threads does not), in both
-/// precisions, points and increments.
+/// it does not (a 70-slot order: 70 KiB in f64 or at 256 threads does not fit; 35 KiB at 128
+/// threads in f32 does not either beside the strategy and the f32 angle table's 4 KiB of static
+/// shared memory — `SINCOS_F32_BYTES`), in both precisions, points and increments.
 #[test]
 fn bridge_philox_bm_d1_schedule_gpu_equals_cpu() -> Result<(), TestCaseError> {
     // (seed, interior N, order kind, block, element size, expected: scheduled)
@@ -524,7 +529,7 @@ fn bridge_philox_bm_d1_schedule_gpu_equals_cpu() -> Result<(), TestCaseError> {
         (1, 127, 0, 128, 4, true),
         (1, 127, 0, 128, 8, true),
         (12, 127, 2, 128, 8, false),
-        (12, 127, 2, 128, 4, true),
+        (12, 127, 2, 128, 4, false),
         (3, 63, 1, 96, 8, true),
         (12, 127, 2, 256, 4, false),
     ];

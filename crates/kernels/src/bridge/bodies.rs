@@ -399,10 +399,14 @@ pub(super) unsafe fn fused_box_muller_d1<T: SharedIo<Coef = T> + BoxMullerLanes,
         // SAFETY: the contract: `sched` holds `steps` entries, the array at base
         // box_muller_cache_bytes.
         unsafe { stage_schedule(sched, steps, base) };
+        // Ordered before the first normal by the strategy's barrier (`stage_table`), as the
+        // schedule is.
+        let table = T::copy_table();
         let (t, b, size) = (thread_idx_x(), block_dim_x(), core::mem::size_of::<T>() as u32);
         let values = base + shape.box_muller_cache_bytes(0) as u32 + t * size;
         let cache = SharedValues { base: values, stride: b * size };
-        let z = ScheduledBoxMuller { key: key(seed), path, op: base, cache };
+        let scheduled = Scheduled { key: key(seed), path, op: base, cache };
+        let z = ScheduledBoxMuller { scheduled, table };
         // SAFETY: as in fused_philox_d1.
         unsafe { run_fused_d1::<T>(sh, dynamic, coef, idx, chol, start, out, z) }
     } else {

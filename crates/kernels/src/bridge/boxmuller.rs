@@ -9,7 +9,8 @@
 
 use super::*;
 use lockstep_shared::bridge::box_muller_normals_lanes;
-use lockstep_shared::bridge::boxmuller::{SinCosTable, pair_f32_in, pair_f64};
+use lockstep_shared::bridge::boxmuller::{PAIR_F64_COEFS, PAIR_F64_LEN, SinCosTable, pair_f32_in, pair_f64_lanes};
+use lockstep_shared::bridge::normal::CoefsF64;
 use lockstep_shared::bridge::philox::counter;
 use lockstep_shared::bridge::sincos::SINCOS_F32;
 
@@ -48,42 +49,59 @@ fn pick4<T: Copy>(v: [T; 4], row: u32) -> T {
 /// `boxmuller::normal_of_block`'s order (rows `4b, 4b+1` from words 0, 1, rows `4b+2, 4b+3` from
 /// words 2, 3), each lane its own path's.
 pub(super) trait BoxMullerLanes: SharedIo {
+    /// What [`BoxMullerLanes::block`] reads besides the words: f32's angle table in the block's
+    /// shared memory ([`SharedSinCos`]), nothing for f64.
+    type Table: Copy;
+    /// Starts the copy of [`BoxMullerLanes::Table`] (every thread of the block calls it). No
+    /// barrier: the caller's next `bar.sync` (the strategy's, `stage_table`) orders it before
+    /// the first [`BoxMullerLanes::block`].
+    fn copy_table() -> Self::Table;
     /// The four normals of block `b` of the path(s) from `path`.
-    fn block(key: [u32; 2], path: u64, b: u32) -> [Self; 4];
-}
-
-/// One path of `T`.
-#[inline(always)]
-fn one_path<T: Real>(key: [u32; 2], path: u64, b: u32) -> [T; 4] {
-    let w = philox4x32_10(counter(b, path), key);
-    let (c0, s0) = T::box_muller(w[0], w[1]);
-    let (c1, s1) = T::box_muller(w[2], w[3]);
-    [c0, s0, c1, s1]
+    fn block(key: [u32; 2], path: u64, b: u32, table: &Self::Table) -> [Self; 4];
 }
 
 impl BoxMullerLanes for f32 {
+    type Table = SharedSinCos;
     #[inline(always)]
-    fn block(key: [u32; 2], path: u64, b: u32) -> [f32; 4] {
-        one_path(key, path, b)
+    fn copy_table() -> SharedSinCos {
+        SharedSinCos::copy()
+    }
+    #[inline(always)]
+    fn block(key: [u32; 2], path: u64, b: u32, table: &SharedSinCos) -> [f32; 4] {
+        let w = philox4x32_10(counter(b, path), key);
+        let (c0, s0) = pair_f32_in(w[0], w[1], table);
+        let (c1, s1) = pair_f32_in(w[2], w[3], table);
+        [c0, s0, c1, s1]
     }
 }
 
 impl BoxMullerLanes for f64 {
+    type Table = ();
     #[inline(always)]
-    fn block(key: [u32; 2], path: u64, b: u32) -> [f64; 4] {
-        one_path(key, path, b)
+    fn copy_table() {}
+    #[inline(always)]
+    fn block(key: [u32; 2], path: u64, b: u32, _: &()) -> [f64; 4] {
+        let w = philox4x32_10(counter(b, path), key);
+        // The two pairs as lanes of one computation: each coefficient made once for both.
+        let [(c0, s0), (c1, s1)] = pair_f64_lanes([(w[0], w[1]), (w[2], w[3])], &ConstPairF64);
+        [c0, s0, c1, s1]
     }
 }
 
 impl BoxMullerLanes for F32x2 {
+    type Table = SharedSinCos;
     #[inline(always)]
-    fn block(key: [u32; 2], path: u64, b: u32) -> [F32x2; 4] {
+    fn copy_table() -> SharedSinCos {
+        SharedSinCos::copy()
+    }
+    #[inline(always)]
+    fn block(key: [u32; 2], path: u64, b: u32, table: &SharedSinCos) -> [F32x2; 4] {
         let a = philox4x32_10(counter(b, path), key);
         let c = philox4x32_10(counter(b, path + 1), key);
-        let (a0, a1) = f32::box_muller(a[0], a[1]);
-        let (c0, c1) = f32::box_muller(c[0], c[1]);
-        let (a2, a3) = f32::box_muller(a[2], a[3]);
-        let (c2, c3) = f32::box_muller(c[2], c[3]);
+        let (a0, a1) = pair_f32_in(a[0], a[1], table);
+        let (c0, c1) = pair_f32_in(c[0], c[1], table);
+        let (a2, a3) = pair_f32_in(a[2], a[3], table);
+        let (c2, c3) = pair_f32_in(c[2], c[3], table);
         [F32x2(a0, c0), F32x2(a1, c1), F32x2(a2, c2), F32x2(a3, c3)]
     }
 }
@@ -92,30 +110,37 @@ impl BoxMullerLanes for F32x2 {
 /// `COMPUTE` step the row's Philox block is computed and turned into its four normals
 /// ([`BoxMullerLanes::block`]), each stored in its slot (`slot_field`, 0 discards); other steps
 /// read their slot. Each pair is computed once per path, the bits those of `normal_of_block`.
-/// For `F32x2` (two paths per thread) the cache holds pairs of normals.
-pub(super) type ScheduledBoxMuller = Scheduled<SharedValues>;
+/// For `F32x2` (two paths per thread) the cache holds pairs of normals; `table` is what the
+/// lanes' Box–Muller pairs read ([`BoxMullerLanes::Table`]).
+pub(super) struct ScheduledBoxMuller<B> {
+    pub(super) scheduled: Scheduled<SharedValues>,
+    pub(super) table: B,
+}
 
-impl<T: BoxMullerLanes> Normals<T> for ScheduledBoxMuller {
+impl<T: BoxMullerLanes> Normals<T> for ScheduledBoxMuller<T::Table> {
     #[inline(always)]
     fn normal(&mut self, row: u32) -> T {
+        let s = &mut self.scheduled;
         // SAFETY: one call per step in step order (`run_d1` with d = 1).
-        let op = unsafe { self.next_entry() };
+        let op = unsafe { s.next_entry() };
         if op & COMPUTE != 0 {
-            let n = T::block(self.key, self.path, row / 4);
+            let n = T::block(s.key, s.path, row / 4, &self.table);
             let mut k = 0;
             while k < 4 {
-                <SharedValues as Stack<T>>::set(&mut self.cache, slot_field(op, k as u32), n[k]);
+                <SharedValues as Stack<T>>::set(&mut s.cache, slot_field(op, k as u32), n[k]);
                 k += 1;
             }
             pick4(n, row)
         } else {
-            <SharedValues as Stack<T>>::get(&self.cache, op)
+            <SharedValues as Stack<T>>::get(&s.cache, op)
         }
     }
 }
 
 /// The angle table of the f32 pair ([`SINCOS_F32`]) copied to the block's shared memory:
-/// entry `i` at `base + 8·i`. Made only by [`NormalsPair::stage`], so `base` is the copy's.
+/// entry `i` at `base + 8·i`. Made only by `SharedSinCos::copy` (for [`NormalsPair::stage`],
+/// which adds the barrier, and [`BoxMullerLanes::copy_table`], whose caller's barrier follows),
+/// so `base` is the copy's.
 #[derive(Clone, Copy)]
 pub(super) struct SharedSinCos {
     base: u32,
@@ -124,9 +149,58 @@ pub(super) struct SharedSinCos {
 impl SinCosTable for SharedSinCos {
     #[inline(always)]
     fn entry(&self, i: u32) -> [f32; 2] {
-        // SAFETY: `base` is the 8-byte aligned copy of 512 entries `stage` wrote before its
+        // SAFETY: `base` is the 8-byte aligned copy of 512 entries `copy` wrote before a
         // barrier; `i & 511` stays inside it (the pair's index is below 512 already).
         unsafe { ld_shared_v2_f32(self.base + 8 * (i & 511)) }
+    }
+}
+
+/// Word 0 (low) of entry `i` of [`PAIR_F64_COEFS`].
+const fn coef_lo(i: usize) -> u32 {
+    PAIR_F64_COEFS[i].to_bits() as u32
+}
+
+/// Word 1 (high) of entry `i` of [`PAIR_F64_COEFS`].
+const fn coef_hi(i: usize) -> u32 {
+    (PAIR_F64_COEFS[i].to_bits() >> 32) as u32
+}
+
+/// Declares `BM_PAIR_F64`, [`PAIR_F64_COEFS`] in the module's constant bank as 32-bit words
+/// (low, high per entry), from the list of entry indices: the template and the operands grow
+/// one entry per step.
+macro_rules! const_pair_f64 {
+    (@go [$($tpl:tt)*] [$($ops:tt)*] $i:literal $($rest:literal)+) => {
+        const_pair_f64!(@go [$($tpl)* "{}, {}, "] [$($ops)* const coef_lo($i), const coef_hi($i),] $($rest)+);
+    };
+    (@go [$($tpl:tt)*] [$($ops:tt)*] $i:literal) => {
+        core::arch::global_asm!(
+            concat!(".const .align 8 .b32 BM_PAIR_F64[82] = {{", $($tpl,)* "{}, {}}};"),
+            $($ops)* const coef_lo($i), const coef_hi($i)
+        );
+    };
+}
+const _: () = assert!(PAIR_F64_LEN == 41, "BM_PAIR_F64 holds 41 entries (82 words)");
+const_pair_f64!(@go [] [] 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40);
+
+/// [`PAIR_F64_COEFS`] read from its copy in the constant bank (`BM_PAIR_F64`): the f64
+/// Box–Muller kernels' pairs take each coefficient with one `LDC`/`ULDC` where an f64
+/// immediate costs two `UMOV`s on sm_90 (the same values, so the same bits).
+#[derive(Clone, Copy)]
+pub(super) struct ConstPairF64;
+
+impl CoefsF64 for ConstPairF64 {
+    #[inline(always)]
+    fn coef(&self, i: usize) -> f64 {
+        let base: u64;
+        // SAFETY: takes the address of the module's constant array; touches no memory.
+        unsafe { core::arch::asm!("mov.u64 {0}, BM_PAIR_F64;", out(reg64) base, options(pure, nomem, nostack)) };
+        let v: f64;
+        // SAFETY: entry i < PAIR_F64_LEN (the pair's indices) of the 8-byte aligned array; the
+        // constant bank is never written.
+        unsafe {
+            core::arch::asm!("ld.const.f64 {0}, [{1}];", out(reg64) v, in(reg64) base + 8 * i as u64, options(pure, readonly, nostack))
+        };
+        v
     }
 }
 
@@ -159,6 +233,37 @@ impl NormalsPair for f32 {
     type Rows = u32;
     #[inline(always)]
     fn stage() -> SharedSinCos {
+        let table = SharedSinCos::copy();
+        sync_threads();
+        table
+    }
+    #[inline(always)]
+    fn pair(w0: u32, w1: u32, table: &SharedSinCos) -> (f32, f32) {
+        pair_f32_in(w0, w1, table)
+    }
+    #[inline(always)]
+    fn rows(paths: u32) -> u32 {
+        // `threadIdx.x >> 16` is 0, but ptxas cannot know it: `paths` then lives in a per-thread
+        // register each row's `IMAD.WIDE.U32` reads, not in the parameter's uniform register
+        // (a fresh copy of which cost seven `MOV`s a pass on sm_90).
+        paths | (reread_thread_idx_x() >> 16)
+    }
+    #[inline(always)]
+    unsafe fn store_rows(o: *mut f32, n: u32, v: [f32; 7]) {
+        let mut k = 0;
+        while k < 7 {
+            // SAFETY: the caller's contract (row k + 1 ≤ 7 of the pass, `m·4` small).
+            unsafe { store_global_wide_f32(o, n, k as u32 + 1, v[k]) };
+            k += 1;
+        }
+    }
+}
+
+impl SharedSinCos {
+    /// Copies [`SINCOS_F32`] into the block's shared array (every thread of the block calls it);
+    /// readable after the block's next barrier.
+    #[inline(always)]
+    fn copy() -> SharedSinCos {
         /// The table's 16-byte chunks (two entries each).
         const CHUNKS: u32 = 256;
         let base = shared_addr(shared_array![BM_SINCOS_F32: [[f32; 2]; 512]]);
@@ -186,28 +291,7 @@ impl NormalsPair for f32 {
             unsafe { st_shared_v4_f32(base + 16 * c, load_global_v4_f32(src, 4 * c)) };
             c += b;
         }
-        sync_threads();
         SharedSinCos { base }
-    }
-    #[inline(always)]
-    fn pair(w0: u32, w1: u32, table: &SharedSinCos) -> (f32, f32) {
-        pair_f32_in(w0, w1, table)
-    }
-    #[inline(always)]
-    fn rows(paths: u32) -> u32 {
-        // `threadIdx.x >> 16` is 0, but ptxas cannot know it: `paths` then lives in a per-thread
-        // register each row's `IMAD.WIDE.U32` reads, not in the parameter's uniform register
-        // (a fresh copy of which cost seven `MOV`s a pass on sm_90).
-        paths | (reread_thread_idx_x() >> 16)
-    }
-    #[inline(always)]
-    unsafe fn store_rows(o: *mut f32, n: u32, v: [f32; 7]) {
-        let mut k = 0;
-        while k < 7 {
-            // SAFETY: the caller's contract (row k + 1 ≤ 7 of the pass, `m·4` small).
-            unsafe { store_global_wide_f32(o, n, k as u32 + 1, v[k]) };
-            k += 1;
-        }
     }
 }
 
@@ -218,7 +302,7 @@ impl NormalsPair for f64 {
     fn stage() {}
     #[inline(always)]
     fn pair(w0: u32, w1: u32, _: &()) -> (f64, f64) {
-        pair_f64(w0, w1)
+        pair_f64_lanes([(w0, w1)], &ConstPairF64)[0]
     }
     #[inline(always)]
     fn rows(paths: u32) -> usize {
@@ -432,11 +516,14 @@ pub unsafe extern "ptx-kernel" fn bridge_philox_bm_d1_pairs_f32(
     let base = shared_addr(dynamic) + shape.fused_base_bytes() as u32;
     // SAFETY: `sched` holds `steps` entries, the array at base box_muller_cache_bytes (contract).
     unsafe { stage_schedule(sched, steps, base) };
+    // Ordered before the first normal by the strategy's barrier in `buffer_small_io`.
+    let table = F32x2::copy_table();
     let (t, b, size) = (thread_idx_x(), block_dim_x(), core::mem::size_of::<F32x2>() as u32);
     let values = base + shape.box_muller_cache_bytes(0) as u32 + t * size;
     let cache = SharedValues { base: values, stride: b * size };
     let path = first as u64 + 2 * index_1d() as u64;
-    let z = ScheduledBoxMuller { key: key(seed), path, op: base, cache };
+    let scheduled = Scheduled { key: key(seed), path, op: base, cache };
+    let z = ScheduledBoxMuller { scheduled, table };
     let (out, lanes) = (out as *mut F32x2, paths / 2);
     // The pairs' shape holds the d = 1 fast path (box_muller_pairs), the dynamic array starts
     // with its stack of 8-byte elements and the table as `buffer_small_io` expects (its barrier

@@ -28,8 +28,7 @@
 //! Accuracy against a 50-digit evaluation of the same map (`tests/boxmuller_reference.rs`,
 //! `tests/data/boxmuller_mp.txt`) is stated there in ulps of the result.
 
-use super::Real;
-use super::normal::horner;
+use super::normal::{self, horner_with};
 use crate::fmath;
 
 /// `sin(g·π/2)/g` as a polynomial in `g²` (f64).
@@ -78,33 +77,79 @@ fn place<T: Copy + core::ops::Neg<Output = T>>(q: u32, folded: bool, c: T, s: T)
     (c, s)
 }
 
-/// `(r·cos θ, r·sin θ)` for the angle [`reduce_angle`] split into `q`, `folded` and the folded
-/// fraction `g = n·2^−30` of a quarter turn: `sin` as `g·S(g²)`, `cos` as `C(g²)` (Horner), then
-/// [`place`]d in the quadrant.
-#[inline(always)]
-fn polar<T: Real + core::ops::Neg<Output = T>, const NS: usize, const NC: usize>(
-    r: T,
-    q: u32,
-    folded: bool,
-    g: T,
-    sin: &[T; NS],
-    cos: &[T; NC],
-) -> (T, T) {
-    let g2 = g * g;
-    let s = horner(sin, g2);
-    let c = horner(cos, g2);
-    let (c, s) = place(q, folded, c, s * g);
-    (r * c, r * s)
-}
-
-/// The Box–Muller pair of `(w0, w1)` in f64: `(r·cos θ, r·sin θ)`.
+/// The Box–Muller pair of `(w0, w1)` in f64: `(r·cos θ, r·sin θ)` for the angle
+/// [`reduce_angle`] splits into `q`, `folded` and the folded fraction `g = n·2^−30` of a quarter
+/// turn: `sin` as `g·S(g²)`, `cos` as `C(g²)` (Horner), then [`place`]d in the quadrant.
 #[inline(always)]
 pub fn pair_f64(w0: u32, w1: u32) -> (f64, f64) {
+    pair_f64_lanes([(w0, w1)], &PAIR_F64_COEFS)[0]
+}
+
+/// Where the `sin` polynomial's coefficients ([`S64`]) start in [`PAIR_F64_COEFS`].
+pub const SIN_F64_AT: usize = normal::LN_F64_AT + normal::LN_F64_LEN;
+/// Where the `cos` polynomial's coefficients ([`C64`]) start in [`PAIR_F64_COEFS`].
+pub const COS_F64_AT: usize = SIN_F64_AT + S64.len();
+/// Entries of [`PAIR_F64_COEFS`].
+pub const PAIR_F64_LEN: usize = COS_F64_AT + C64.len();
+
+/// Every f64 constant of [`pair_f64`] that is not a power of two, as one [`normal::CoefsF64`]
+/// table: [`normal::ln_f64`]'s (from [`normal::LN_F64_AT`]), then [`S64`] (from
+/// [`SIN_F64_AT`]) and [`C64`] (from [`COS_F64_AT`]). The GPU kernels keep a copy in their
+/// constant bank.
+pub const PAIR_F64_COEFS: [f64; PAIR_F64_LEN] = {
+    let mut t = [0.0; PAIR_F64_LEN];
+    let mut i = 0;
+    while i < normal::LN_F64_LEN {
+        t[normal::LN_F64_AT + i] = normal::LN_F64_COEFS[i];
+        i += 1;
+    }
+    let mut i = 0;
+    while i < S64.len() {
+        t[SIN_F64_AT + i] = S64[i];
+        i += 1;
+    }
+    let mut i = 0;
+    while i < C64.len() {
+        t[COS_F64_AT + i] = C64[i];
+        i += 1;
+    }
+    t
+};
+
+/// [`pair_f64`] of `L` word pairs, its coefficients read from `k` (laid out as
+/// [`PAIR_F64_COEFS`]), with each operation taken for every lane in turn (lane `l` is
+/// `pair_f64(w[l].0, w[l].1)` bit for bit).
+#[inline(always)]
+pub fn pair_f64_lanes<const L: usize>(w: [(u32, u32); L], k: &impl normal::CoefsF64) -> [(f64, f64); L] {
     use fmath::f64::sqrt;
-    let u = (w0 as f64 + 0.5) * (1.0 / 4_294_967_296.0);
-    let r = sqrt(-2.0 * super::normal::ln_f64(u));
-    let (q, n, folded) = reduce_angle(w1);
-    polar(r, q, folded, n as f64 * (1.0 / 1_073_741_824.0), &S64, &C64)
+    let mut u = [0.0; L];
+    let mut l = 0;
+    while l < L {
+        u[l] = (w[l].0 as f64 + 0.5) * (1.0 / 4_294_967_296.0);
+        l += 1;
+    }
+    let ln = normal::ln_f64_lanes(u, k);
+    let (mut r, mut g, mut g2) = ([0.0; L], [0.0; L], [0.0; L]);
+    let (mut q, mut folded) = ([0; L], [false; L]);
+    let mut l = 0;
+    while l < L {
+        r[l] = sqrt(-2.0 * ln[l]);
+        let n;
+        (q[l], n, folded[l]) = reduce_angle(w[l].1);
+        g[l] = n as f64 * (1.0 / 1_073_741_824.0);
+        g2[l] = g[l] * g[l];
+        l += 1;
+    }
+    let s = horner_with(S64.len(), |i| k.coef(SIN_F64_AT + i), g2);
+    let c = horner_with(C64.len(), |i| k.coef(COS_F64_AT + i), g2);
+    let mut out = [(0.0, 0.0); L];
+    let mut l = 0;
+    while l < L {
+        let (c, s) = place(q[l], folded[l], c[l], s[l] * g[l]);
+        out[l] = (r[l] * c, r[l] * s);
+        l += 1;
+    }
+    out
 }
 
 /// First word of the upper uniforms, `u = (w0 + 1/2)·2^−32 ≥ √½`: from here `ln u` is taken as
@@ -263,6 +308,55 @@ mod tests {
             assert!((c32 as f64 - r * theta.cos()).abs() <= 3e-6 * (1.0 + r), "{w} {v}: {c32}");
             assert!((s32 as f64 - r * theta.sin()).abs() <= 3e-6 * (1.0 + r), "{w} {v}: {s32}");
         }
+    }
+
+    #[test]
+    fn pair_lanes_are_the_single_pairs_bit_for_bit() {
+        // The golden hashes pin `pair_f64` (one lane); two and four lanes must give each lane's
+        // single pair, at the reduction's and the uniform's edges too.
+        let edges = [
+            0u32,
+            1,
+            (1 << 29) - 1,
+            1 << 29,
+            (1 << 29) + 1,
+            (1 << 30) - 1,
+            1 << 30,
+            0x8000_0000,
+            u32::MAX - 1,
+            u32::MAX,
+        ];
+        let mut w = 0x0bad_cafeu32;
+        let mut next = || {
+            w = w.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            w
+        };
+        for i in 0..20_000usize {
+            let word = |k: usize, r: u32| if i < edges.len() * edges.len() { edges[(i + k) % edges.len()] } else { r };
+            let lanes: [(u32, u32); 4] = core::array::from_fn(|k| (word(k, next()), word(k + 3, next())));
+            let four = pair_f64_lanes(lanes, &PAIR_F64_COEFS);
+            let two = pair_f64_lanes([lanes[1], lanes[2]], &PAIR_F64_COEFS);
+            for k in 0..4 {
+                let want = pair_f64(lanes[k].0, lanes[k].1);
+                assert_eq!(
+                    (four[k].0.to_bits(), four[k].1.to_bits()),
+                    (want.0.to_bits(), want.1.to_bits()),
+                    "{:?}",
+                    lanes[k]
+                );
+            }
+            for k in 0..2 {
+                let want = pair_f64(lanes[k + 1].0, lanes[k + 1].1);
+                assert_eq!((two[k].0.to_bits(), two[k].1.to_bits()), (want.0.to_bits(), want.1.to_bits()));
+            }
+        }
+    }
+
+    #[test]
+    fn the_pair_table_holds_the_polynomials_in_order() {
+        assert_eq!(&PAIR_F64_COEFS[SIN_F64_AT..COS_F64_AT], &S64[..]);
+        assert_eq!(&PAIR_F64_COEFS[COS_F64_AT..], &C64[..]);
+        assert_eq!(PAIR_F64_COEFS[normal::LN_F64_AT + normal::LN_F64_LEN - 2], core::f64::consts::LN_2);
     }
 
     /// The plain form of [`neg2_ln_u_f32`] (stream version 2's radius): `ln u` by

@@ -28,6 +28,12 @@ pub const FAST_DIMS: usize = 4;
 /// opting in).
 pub const FUSED_SHARED_LIMIT: usize = 48 * 1024;
 
+/// Bytes of the f32 Box–Muller angle table ([`super::sincos::SINCOS_F32`], 512 `(cos, sin)`
+/// pairs) that the f32 Box–Muller kernels copy into a static shared array: the fused d = 1
+/// kernels' dynamic shared memory stays this much under [`FUSED_SHARED_LIMIT`]
+/// ([`LaunchShape::box_muller_cached`], [`LaunchShape::box_muller_pairs`]).
+pub const SINCOS_F32_BYTES: usize = 512 * 8;
+
 /// Paths each thread of the Box–Muller normals kernel (`normals_bm_philox_*`) takes: two in f32
 /// (`elem` = 4) when `paths` is even and the output's device address `addr` is 8-byte aligned —
 /// thread `q` computes paths `2q` and `2q + 1` and stores each row's two normals as one 8-byte
@@ -204,12 +210,21 @@ impl LaunchShape {
     }
 
     /// As [`LaunchShape::philox_cached`] for the fused Box–Muller d = 1 kernels, whose cache
-    /// holds normals ([`LaunchShape::box_muller_cache_bytes`]).
+    /// holds normals ([`LaunchShape::box_muller_cache_bytes`]); in f32 (`elem` = 4) within
+    /// [`FUSED_SHARED_LIMIT`] less the angle table's [`SINCOS_F32_BYTES`] of static shared memory.
     #[inline(always)]
     pub fn box_muller_cached(&self, cache_slots: usize) -> bool {
+        self.box_muller_fits(cache_slots, if self.elem == 4 { SINCOS_F32_BYTES } else { 0 })
+    }
+
+    /// Whether the schedule and a cache of `cache_slots` normals fit after the fused d = 1
+    /// stack and strategy with `reserved` bytes of static shared memory beside them.
+    #[inline(always)]
+    fn box_muller_fits(&self, cache_slots: usize, reserved: usize) -> bool {
         (1..=philox::MAX_CACHE_SLOTS).contains(&cache_slots)
             && self.fused_fast_d1()
-            && self.fused_base_bytes().saturating_add(self.box_muller_cache_bytes(cache_slots)) <= FUSED_SHARED_LIMIT
+            && self.fused_base_bytes().saturating_add(self.box_muller_cache_bytes(cache_slots))
+                <= FUSED_SHARED_LIMIT - reserved
     }
 
     /// The shape of the fused Box–Muller d = 1 kernel that takes two f32 paths per thread
@@ -224,14 +239,14 @@ impl LaunchShape {
 
     /// Whether a fused Box–Muller generation takes two f32 paths per thread: f32 (`elem` = 4),
     /// an even path count, and on [`LaunchShape::box_muller_pairs_shape`] the schedule and its
-    /// cache of normal pairs fit ([`LaunchShape::box_muller_cached`]). Each thread then runs two
-    /// independent Philox/Box–Muller chains and writes 8 bytes per row.
+    /// cache of normal pairs fit beside the angle table ([`SINCOS_F32_BYTES`]). Each thread then
+    /// runs two independent Philox/Box–Muller chains and writes 8 bytes per row.
     #[inline(always)]
     pub fn box_muller_pairs(&self, cache_slots: usize) -> bool {
         self.elem == 4
             && self.paths.is_multiple_of(2)
             && self.fused_fast_d1()
-            && self.box_muller_pairs_shape().box_muller_cached(cache_slots)
+            && self.box_muller_pairs_shape().box_muller_fits(cache_slots, SINCOS_F32_BYTES)
     }
 
     /// Bytes of dynamic shared memory a launch of the fused kernels needs:
@@ -440,9 +455,41 @@ pub(super) mod tests {
         assert!(!sh(64, 1, 7, 128, 1_439_744, 8).box_muller_pairs(16), "f64");
         assert!(!sh(64, 3, 7, 128, 1_439_744, 4).box_muller_pairs(16), "d = 3");
         assert!(!paper.box_muller_pairs(0), "no schedule");
-        // A 70-slot cache of pairs at 128 threads (70 KiB) does not fit; as single f32 it does.
-        assert!(!sh(127, 1, 7, 128, 1000, 4).box_muller_pairs(70));
-        assert!(sh(127, 1, 7, 128, 1000, 4).box_muller_cached(70));
+        // A 62-slot cache of pairs at 128 threads (62 KiB) does not fit; as single f32 it does.
+        assert!(!sh(127, 1, 7, 128, 1000, 4).box_muller_pairs(62));
+        assert!(sh(127, 1, 7, 128, 1000, 4).box_muller_cached(62));
+    }
+
+    #[test]
+    fn f32_box_muller_caches_leave_room_for_the_angle_table() {
+        // f32, 127 steps, 128 threads: 3.5 KiB of stack + 7.9 KiB of strategy + 512 B of
+        // schedule + 512 B per slot. 70 slots (46.9 KiB) would fit 48 KiB alone, not beside
+        // the 4 KiB table of static shared memory (44 KiB left): 65 slots (44.4 KiB) neither,
+        // 64 (43.9 KiB) do.
+        let f32_shape = sh(127, 1, 7, 128, 1000, 4);
+        let bytes = |slots| f32_shape.fused_base_bytes() + f32_shape.box_muller_cache_bytes(slots);
+        assert_eq!(bytes(70), 48_064);
+        assert!(bytes(70) <= FUSED_SHARED_LIMIT && bytes(70) > FUSED_SHARED_LIMIT - SINCOS_F32_BYTES);
+        assert!(!f32_shape.box_muller_cached(70));
+        assert!(!f32_shape.box_muller_cached(65));
+        assert!(f32_shape.box_muller_cached(64));
+        // f64 reads no table: its cache may take the whole 48 KiB (28 slots of 1 KiB: 47.4 KiB).
+        let f64_shape = sh(127, 1, 7, 128, 1000, 8);
+        assert!(
+            f64_shape.fused_base_bytes() + f64_shape.box_muller_cache_bytes(28) > FUSED_SHARED_LIMIT - SINCOS_F32_BYTES
+        );
+        assert!(f64_shape.box_muller_cached(28));
+        assert!(!f64_shape.box_muller_cached(29));
+        // The pairs (8-byte lanes of f32) keep the table's room too: 500 pairs, 127 steps, 128
+        // threads: 7 KiB of stack + 11.9 KiB of strategy + 512 B + 1 KiB per slot.
+        let pairs = sh(127, 1, 7, 128, 1000, 4);
+        let pair_bytes = |slots| {
+            let s = pairs.box_muller_pairs_shape();
+            s.fused_base_bytes() + s.box_muller_cache_bytes(slots)
+        };
+        assert!(pair_bytes(28) <= FUSED_SHARED_LIMIT && pair_bytes(28) > FUSED_SHARED_LIMIT - SINCOS_F32_BYTES);
+        assert!(!pairs.box_muller_pairs(28));
+        assert!(pairs.box_muller_pairs(24));
     }
 
     #[test]

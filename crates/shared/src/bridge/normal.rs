@@ -198,16 +198,71 @@ const LN_F32_R_NEG_HALF: [f32; 8] = {
 /// instructions per normal on sm_90, 25 of them f64.
 #[inline(always)]
 pub fn ln_f64(y: f64) -> f64 {
+    ln_f64_lanes([y], &super::boxmuller::PAIR_F64_COEFS)[0]
+}
+
+/// Where f64 code reads its coefficients: entry `i` of a table laid out as
+/// [`super::boxmuller::PAIR_F64_COEFS`] — the table itself on the CPU (and wherever a kernel
+/// keeps the constants as immediates), or a copy in the GPU's constant bank, read with one
+/// `LDC`/`ULDC` per use where an f64 immediate costs two `UMOV`s on sm_90.
+pub trait CoefsF64 {
+    /// Entry `i` of the table.
+    fn coef(&self, i: usize) -> f64;
+}
+
+impl<const N: usize> CoefsF64 for [f64; N] {
+    #[inline(always)]
+    fn coef(&self, i: usize) -> f64 {
+        self[i]
+    }
+}
+
+/// Where [`ln_f64`]'s coefficients start in a [`CoefsF64`] table: `R` ([`LN_F64_R`]), then
+/// [`LN_F64_C`], `ln 2` and its low part.
+pub const LN_F64_AT: usize = 0;
+/// Entries of [`ln_f64`] in a [`CoefsF64`] table.
+pub const LN_F64_LEN: usize = LN_F64_R.len() + 3;
+/// [`ln_f64`]'s coefficients in their [`CoefsF64`] order.
+pub(super) const LN_F64_COEFS: [f64; LN_F64_LEN] = {
+    let mut t = [0.0; LN_F64_LEN];
+    let mut i = 0;
+    while i < LN_F64_R.len() {
+        t[i] = LN_F64_R[i];
+        i += 1;
+    }
+    t[i] = LN_F64_C;
+    t[i + 1] = core::f64::consts::LN_2;
+    t[i + 2] = 2.3190468138462996e-17; // ln 2 − its f64, rounded
+    t
+};
+
+/// [`ln_f64`] of `L` values with each operation taken for every lane in turn (lane `l` is
+/// `ln_f64(y[l])` bit for bit), its coefficients read from `k` (at [`LN_F64_AT`]): the lanes'
+/// polynomials step through the same coefficients together.
+#[inline(always)]
+pub fn ln_f64_lanes<const L: usize>(y: [f64; L], k: &impl CoefsF64) -> [f64; L] {
     use crate::fmath::f64::mul_add;
-    const LN2_HI: f64 = core::f64::consts::LN_2;
-    const LN2_LO: f64 = 2.3190468138462996e-17; // ln 2 − LN2_HI, rounded
-    let bits = y.to_bits();
-    let k = (bits.wrapping_sub(0x3fe6_a09e_667f_3bcd) as i64) >> 52;
-    let f = f64::from_bits(bits.wrapping_sub((k as u64) << 52));
-    let t = f - 1.0;
-    let r = horner(&LN_F64_R, t - LN_F64_C);
-    let k = k as f64;
-    mul_add(k, LN2_HI, mul_add(k, LN2_LO, mul_add(t * t, r, t)))
+    const N: usize = LN_F64_R.len();
+    let (mut e, mut t, mut x) = ([0i64; L], [0.0; L], [0.0; L]);
+    let mut l = 0;
+    while l < L {
+        let bits = y[l].to_bits();
+        e[l] = (bits.wrapping_sub(0x3fe6_a09e_667f_3bcd) as i64) >> 52;
+        let f = f64::from_bits(bits.wrapping_sub((e[l] as u64) << 52));
+        t[l] = f - 1.0;
+        x[l] = t[l] - k.coef(LN_F64_AT + N);
+        l += 1;
+    }
+    let r = horner_with(N, |i| k.coef(LN_F64_AT + i), x);
+    let mut out = [0.0; L];
+    let mut l = 0;
+    while l < L {
+        let e = e[l] as f64;
+        let (hi, lo) = (k.coef(LN_F64_AT + N + 1), k.coef(LN_F64_AT + N + 2));
+        out[l] = mul_add(e, hi, mul_add(e, lo, mul_add(t[l] * t[l], r[l], t[l])));
+        l += 1;
+    }
+    out
 }
 
 /// The `mul_add`s in one inlined [`ln_f64`] (its polynomial and three more).
@@ -228,11 +283,23 @@ pub const FMA_PER_NORMAL_F32: usize = F32_P1.len() - 1 + F32_P2.len() - 1 + LN_F
 /// `c[0] + t·(c[1] + t·(…))` with one fused multiply-add per coefficient.
 #[inline(always)]
 pub(super) fn horner<T: Real, const N: usize>(c: &[T; N], t: T) -> T {
-    let mut p = c[N - 1];
-    let mut i = N - 1;
+    horner_with(N, |i| c[i], [t])[0]
+}
+
+/// [`horner`] at `L` points over the `n ≥ 1` coefficients `c(0), …, c(n − 1)`, coefficient by
+/// coefficient (each lane's multiply-add in turn).
+#[inline(always)]
+pub(super) fn horner_with<T: Real, const L: usize>(n: usize, c: impl Fn(usize) -> T, t: [T; L]) -> [T; L] {
+    let mut p = [c(n - 1); L];
+    let mut i = n - 1;
     while i > 0 {
         i -= 1;
-        p = p.fma(t, c[i]);
+        let ci = c(i);
+        let mut l = 0;
+        while l < L {
+            p[l] = p[l].fma(t[l], ci);
+            l += 1;
+        }
     }
     p
 }
