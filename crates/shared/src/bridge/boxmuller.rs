@@ -82,7 +82,7 @@ fn place<T: Copy + core::ops::Neg<Output = T>>(q: u32, folded: bool, c: T, s: T)
 /// turn: `sin` as `g·S(g²)`, `cos` as `C(g²)` (Horner), then [`place`]d in the quadrant.
 #[inline(always)]
 pub fn pair_f64(w0: u32, w1: u32) -> (f64, f64) {
-    pair_f64_lanes([(w0, w1)], &PAIR_F64_COEFS)[0]
+    pair_f64_in(w0, w1, &PAIR_F64_COEFS)
 }
 
 /// Where the `sin` polynomial's coefficients ([`S64`]) start in [`PAIR_F64_COEFS`].
@@ -116,40 +116,20 @@ pub const PAIR_F64_COEFS: [f64; PAIR_F64_LEN] = {
     t
 };
 
-/// [`pair_f64`] of `L` word pairs, its coefficients read from `k` (laid out as
-/// [`PAIR_F64_COEFS`]), with each operation taken for every lane in turn (lane `l` is
-/// `pair_f64(w[l].0, w[l].1)` bit for bit).
+/// [`pair_f64`] with its coefficients read from `k` (laid out as [`PAIR_F64_COEFS`]): the same
+/// operations on the same values, so the same bits from any [`normal::CoefsF64`] holding them.
 #[inline(always)]
-pub fn pair_f64_lanes<const L: usize>(w: [(u32, u32); L], k: &impl normal::CoefsF64) -> [(f64, f64); L] {
+pub fn pair_f64_in(w0: u32, w1: u32, k: &impl normal::CoefsF64) -> (f64, f64) {
     use fmath::f64::sqrt;
-    let mut u = [0.0; L];
-    let mut l = 0;
-    while l < L {
-        u[l] = (w[l].0 as f64 + 0.5) * (1.0 / 4_294_967_296.0);
-        l += 1;
-    }
-    let ln = normal::ln_f64_lanes(u, k);
-    let (mut r, mut g, mut g2) = ([0.0; L], [0.0; L], [0.0; L]);
-    let (mut q, mut folded) = ([0; L], [false; L]);
-    let mut l = 0;
-    while l < L {
-        r[l] = sqrt(-2.0 * ln[l]);
-        let n;
-        (q[l], n, folded[l]) = reduce_angle(w[l].1);
-        g[l] = n as f64 * (1.0 / 1_073_741_824.0);
-        g2[l] = g[l] * g[l];
-        l += 1;
-    }
+    let u = (w0 as f64 + 0.5) * (1.0 / 4_294_967_296.0);
+    let r = sqrt(-2.0 * normal::ln_f64_in(u, k));
+    let (q, n, folded) = reduce_angle(w1);
+    let g = n as f64 * (1.0 / 1_073_741_824.0);
+    let g2 = g * g;
     let s = horner_with(S64.len(), |i| k.coef(SIN_F64_AT + i), g2);
     let c = horner_with(C64.len(), |i| k.coef(COS_F64_AT + i), g2);
-    let mut out = [(0.0, 0.0); L];
-    let mut l = 0;
-    while l < L {
-        let (c, s) = place(q[l], folded[l], c[l], s[l] * g[l]);
-        out[l] = (r[l] * c, r[l] * s);
-        l += 1;
-    }
-    out
+    let (c, s) = place(q, folded, c, s * g);
+    (r * c, r * s)
 }
 
 /// First word of the upper uniforms, `u = (w0 + 1/2)·2^−32 ≥ √½`: from here `ln u` is taken as
@@ -310,45 +290,30 @@ mod tests {
         }
     }
 
+    /// A coefficient source that hands out copies of the table's values (as the GPU's constant
+    /// bank does): the pair must not depend on where its coefficients come from.
+    struct Copied([f64; PAIR_F64_LEN]);
+
+    impl normal::CoefsF64 for Copied {
+        fn coef(&self, i: usize) -> f64 {
+            f64::from_bits(core::hint::black_box(self.0[i].to_bits()))
+        }
+    }
+
     #[test]
-    fn pair_lanes_are_the_single_pairs_bit_for_bit() {
-        // The golden hashes pin `pair_f64` (one lane); two and four lanes must give each lane's
-        // single pair, at the reduction's and the uniform's edges too.
-        let edges = [
-            0u32,
-            1,
-            (1 << 29) - 1,
-            1 << 29,
-            (1 << 29) + 1,
-            (1 << 30) - 1,
-            1 << 30,
-            0x8000_0000,
-            u32::MAX - 1,
-            u32::MAX,
-        ];
+    fn pair_from_a_coefficient_source_is_the_pair_bit_for_bit() {
+        let copied = Copied(PAIR_F64_COEFS);
+        let edges = [0u32, 1, (1 << 29) - 1, 1 << 29, (1 << 29) + 1, (1 << 30) - 1, 1 << 30, 0x8000_0000, u32::MAX];
         let mut w = 0x0bad_cafeu32;
-        let mut next = || {
-            w = w.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            w
-        };
         for i in 0..20_000usize {
-            let word = |k: usize, r: u32| if i < edges.len() * edges.len() { edges[(i + k) % edges.len()] } else { r };
-            let lanes: [(u32, u32); 4] = core::array::from_fn(|k| (word(k, next()), word(k + 3, next())));
-            let four = pair_f64_lanes(lanes, &PAIR_F64_COEFS);
-            let two = pair_f64_lanes([lanes[1], lanes[2]], &PAIR_F64_COEFS);
-            for k in 0..4 {
-                let want = pair_f64(lanes[k].0, lanes[k].1);
-                assert_eq!(
-                    (four[k].0.to_bits(), four[k].1.to_bits()),
-                    (want.0.to_bits(), want.1.to_bits()),
-                    "{:?}",
-                    lanes[k]
-                );
-            }
-            for k in 0..2 {
-                let want = pair_f64(lanes[k + 1].0, lanes[k + 1].1);
-                assert_eq!((two[k].0.to_bits(), two[k].1.to_bits()), (want.0.to_bits(), want.1.to_bits()));
-            }
+            w = w.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            let (w0, w1) = if i < edges.len() * edges.len() {
+                (edges[i % edges.len()], edges[i / edges.len()])
+            } else {
+                (w, w.rotate_left(7))
+            };
+            let (a, b) = (pair_f64(w0, w1), pair_f64_in(w0, w1, &copied));
+            assert_eq!((a.0.to_bits(), a.1.to_bits()), (b.0.to_bits(), b.1.to_bits()), "{w0:#x} {w1:#x}");
         }
     }
 

@@ -198,7 +198,7 @@ const LN_F32_R_NEG_HALF: [f32; 8] = {
 /// instructions per normal on sm_90, 25 of them f64.
 #[inline(always)]
 pub fn ln_f64(y: f64) -> f64 {
-    ln_f64_lanes([y], &super::boxmuller::PAIR_F64_COEFS)[0]
+    ln_f64_in(y, &super::boxmuller::PAIR_F64_COEFS)
 }
 
 /// Where f64 code reads its coefficients: entry `i` of a table laid out as
@@ -236,33 +236,20 @@ pub(super) const LN_F64_COEFS: [f64; LN_F64_LEN] = {
     t
 };
 
-/// [`ln_f64`] of `L` values with each operation taken for every lane in turn (lane `l` is
-/// `ln_f64(y[l])` bit for bit), its coefficients read from `k` (at [`LN_F64_AT`]): the lanes'
-/// polynomials step through the same coefficients together.
+/// [`ln_f64`] with its coefficients read from `k` (at [`LN_F64_AT`]): the same operations on
+/// the same values, so the same bits from any [`CoefsF64`] holding them.
 #[inline(always)]
-pub fn ln_f64_lanes<const L: usize>(y: [f64; L], k: &impl CoefsF64) -> [f64; L] {
+pub fn ln_f64_in(y: f64, k: &impl CoefsF64) -> f64 {
     use crate::fmath::f64::mul_add;
     const N: usize = LN_F64_R.len();
-    let (mut e, mut t, mut x) = ([0i64; L], [0.0; L], [0.0; L]);
-    let mut l = 0;
-    while l < L {
-        let bits = y[l].to_bits();
-        e[l] = (bits.wrapping_sub(0x3fe6_a09e_667f_3bcd) as i64) >> 52;
-        let f = f64::from_bits(bits.wrapping_sub((e[l] as u64) << 52));
-        t[l] = f - 1.0;
-        x[l] = t[l] - k.coef(LN_F64_AT + N);
-        l += 1;
-    }
-    let r = horner_with(N, |i| k.coef(LN_F64_AT + i), x);
-    let mut out = [0.0; L];
-    let mut l = 0;
-    while l < L {
-        let e = e[l] as f64;
-        let (hi, lo) = (k.coef(LN_F64_AT + N + 1), k.coef(LN_F64_AT + N + 2));
-        out[l] = mul_add(e, hi, mul_add(e, lo, mul_add(t[l] * t[l], r[l], t[l])));
-        l += 1;
-    }
-    out
+    let bits = y.to_bits();
+    let e = (bits.wrapping_sub(0x3fe6_a09e_667f_3bcd) as i64) >> 52;
+    let f = f64::from_bits(bits.wrapping_sub((e as u64) << 52));
+    let t = f - 1.0;
+    let r = horner_with(N, |i| k.coef(LN_F64_AT + i), t - k.coef(LN_F64_AT + N));
+    let e = e as f64;
+    let (hi, lo) = (k.coef(LN_F64_AT + N + 1), k.coef(LN_F64_AT + N + 2));
+    mul_add(e, hi, mul_add(e, lo, mul_add(t * t, r, t)))
 }
 
 /// The `mul_add`s in one inlined [`ln_f64`] (its polynomial and three more).
@@ -283,23 +270,17 @@ pub const FMA_PER_NORMAL_F32: usize = F32_P1.len() - 1 + F32_P2.len() - 1 + LN_F
 /// `c[0] + t·(c[1] + t·(…))` with one fused multiply-add per coefficient.
 #[inline(always)]
 pub(super) fn horner<T: Real, const N: usize>(c: &[T; N], t: T) -> T {
-    horner_with(N, |i| c[i], [t])[0]
+    horner_with(N, |i| c[i], t)
 }
 
-/// [`horner`] at `L` points over the `n ≥ 1` coefficients `c(0), …, c(n − 1)`, coefficient by
-/// coefficient (each lane's multiply-add in turn).
+/// [`horner`] over the `n ≥ 1` coefficients `c(0), …, c(n − 1)`.
 #[inline(always)]
-pub(super) fn horner_with<T: Real, const L: usize>(n: usize, c: impl Fn(usize) -> T, t: [T; L]) -> [T; L] {
-    let mut p = [c(n - 1); L];
+pub(super) fn horner_with<T: Real>(n: usize, c: impl Fn(usize) -> T, t: T) -> T {
+    let mut p = c(n - 1);
     let mut i = n - 1;
     while i > 0 {
         i -= 1;
-        let ci = c(i);
-        let mut l = 0;
-        while l < L {
-            p[l] = p[l].fma(t[l], ci);
-            l += 1;
-        }
+        p = p.fma(t, c(i));
     }
     p
 }
