@@ -79,22 +79,22 @@ fn place<T: Copy + core::ops::Neg<Output = T>>(q: u32, folded: bool, c: T, s: T)
 
 /// The Box–Muller pair of `(w0, w1)` in f64: `(r·cos θ, r·sin θ)` for the angle
 /// [`reduce_angle`] splits into `q`, `folded` and the folded fraction `g = n·2^−30` of a quarter
-/// turn: `sin` as `g·S(g²)`, `cos` as `C(g²)` (Horner), then [`place`]d in the quadrant.
+/// turn: `sin` as `g·S(g²)`, `cos` as `C(g²)` (Horner), then `place`d in the quadrant.
 #[inline(always)]
 pub fn pair_f64(w0: u32, w1: u32) -> (f64, f64) {
     pair_f64_in(w0, w1, &PAIR_F64_COEFS)
 }
 
-/// Where the `sin` polynomial's coefficients ([`S64`]) start in [`PAIR_F64_COEFS`].
+/// Where the `sin` polynomial's coefficients (`S64`) start in [`PAIR_F64_COEFS`].
 pub const SIN_F64_AT: usize = normal::LN_F64_AT + normal::LN_F64_LEN;
-/// Where the `cos` polynomial's coefficients ([`C64`]) start in [`PAIR_F64_COEFS`].
+/// Where the `cos` polynomial's coefficients (`C64`) start in [`PAIR_F64_COEFS`].
 pub const COS_F64_AT: usize = SIN_F64_AT + S64.len();
 /// Entries of [`PAIR_F64_COEFS`].
 pub const PAIR_F64_LEN: usize = COS_F64_AT + C64.len();
 
 /// Every f64 constant of [`pair_f64`] that is not a power of two, as one [`normal::CoefsF64`]
-/// table: [`normal::ln_f64`]'s (from [`normal::LN_F64_AT`]), then [`S64`] (from
-/// [`SIN_F64_AT`]) and [`C64`] (from [`COS_F64_AT`]). The GPU kernels keep a copy in their
+/// table: [`normal::ln_f64`]'s (from [`normal::LN_F64_AT`]), then `S64` (from
+/// [`SIN_F64_AT`]) and `C64` (from [`COS_F64_AT`]). The GPU kernels keep a copy in their
 /// constant bank.
 pub const PAIR_F64_COEFS: [f64; PAIR_F64_LEN] = {
     let mut t = [0.0; PAIR_F64_LEN];

@@ -217,8 +217,8 @@ impl<const N: usize> CoefsF64 for [f64; N] {
     }
 }
 
-/// Where [`ln_f64`]'s coefficients start in a [`CoefsF64`] table: `R` ([`LN_F64_R`]), then
-/// [`LN_F64_C`], `ln 2` and its low part.
+/// Where [`ln_f64`]'s coefficients start in a [`CoefsF64`] table: `R` (`LN_F64_R`), then
+/// `LN_F64_C`, `ln 2` and its low part.
 pub const LN_F64_AT: usize = 0;
 /// Entries of [`ln_f64`] in a [`CoefsF64`] table.
 pub const LN_F64_LEN: usize = LN_F64_R.len() + 3;
