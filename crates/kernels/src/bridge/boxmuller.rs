@@ -8,11 +8,11 @@
 //! ([`ScheduledBoxMuller`]).
 
 use super::*;
-use lockstep_shared::bridge::box_muller_normals_lanes;
 use lockstep_shared::bridge::boxmuller::{PAIR_F64_COEFS, PAIR_F64_LEN, SinCosTable, pair_f32_in, pair_f64_in};
 use lockstep_shared::bridge::normal::CoefsF64;
 use lockstep_shared::bridge::philox::counter;
 use lockstep_shared::bridge::sincos::SINCOS_F32;
+use lockstep_shared::bridge::{SINCOS_F32_BYTES, box_muller_normals_lanes};
 
 /// Values of `T` in the block's shared memory: slot `i` of this thread at `base + i·stride`
 /// (`[slot][thread]`, conflict-free).
@@ -269,7 +269,7 @@ impl SharedSinCos {
     fn copy() -> SharedSinCos {
         /// The table's 16-byte chunks (two entries each).
         const CHUNKS: u32 = 256;
-        let base = shared_addr(shared_array![BM_SINCOS_F32: [[f32; 2]; 512]]);
+        let base = shared_addr(shared_array![BM_SINCOS_F32: [[f32; 2]; SINCOS_F32_BYTES / 8]]);
         let src = SINCOS_F32.0.as_ptr() as *const f32;
         let (t, b) = (thread_idx_x(), block_dim_x());
         // Each thread's first two chunks are loaded before either is stored, so a block of 128

@@ -32,7 +32,7 @@ pub const FUSED_SHARED_LIMIT: usize = 48 * 1024;
 /// pairs) that the f32 Box–Muller kernels copy into a static shared array: the fused d = 1
 /// kernels' dynamic shared memory stays this much under [`FUSED_SHARED_LIMIT`]
 /// ([`LaunchShape::box_muller_cached`], [`LaunchShape::box_muller_pairs`]).
-pub const SINCOS_F32_BYTES: usize = 512 * 8;
+pub const SINCOS_F32_BYTES: usize = core::mem::size_of_val(&super::sincos::SINCOS_F32);
 
 /// Paths each thread of the Box–Muller normals kernel (`normals_bm_philox_*`) takes: two in f32
 /// (`elem` = 4) when `paths` is even and the output's device address `addr` is 8-byte aligned —
